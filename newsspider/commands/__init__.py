@@ -1,0 +1,1 @@
+"""Scrapy custom commands (COMMANDS_MODULE): extract, evaluate."""

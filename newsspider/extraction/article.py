@@ -1,0 +1,192 @@
+"""``extract_article``: one saved page in, headline, time and body out.
+
+Pipeline (Zou & Zhong 2011, ALGORITHMS.md §A and §B1):
+
+1. decode the bytes (§B1, :mod:`.encoding`);
+2. parse with lxml, which repairs the markup (§A1 step 1);
+3. read the page metadata (``<title>``, ``og:title``, JSON-LD, ``<meta>``
+   times) *before* the tree is cut into blocks, since type I elements
+   (``script``, ``meta``) are deleted by that step;
+4. cut into blocks (§A1, :mod:`.blocks`), compute the block statistics and
+   the ``mainblockset`` (§A2, :mod:`.blockstats`);
+5. title and report time near ``block_i`` / ``block_j`` (§A3).
+
+``mode="paper"`` is the paper alone. ``mode="best"`` (the default) is the
+paper plus the improvements of :mod:`.best`, each documented there beside the
+paper step it changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from lxml import etree
+
+from .blocks import Block, blockset_of, strip_private_use
+from .blockstats import BlockStatistics, block_statistics
+from .dates import date_from_url, find_date
+from .encoding import decode_html
+from .errors import ExtractionError
+from .metadata import html_title, meta_published, meta_title
+from .model import Article
+
+MODES = ("paper", "best")
+DEFAULT_TZ = ZoneInfo("Asia/Shanghai")
+
+#: §1.2.3: title and time are searched in blocks i-2 … i+2 (and j-2 … j+2).
+NEAR = 2
+
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+_PARSER = etree.HTMLParser(
+    encoding="utf-8", remove_comments=False, remove_pis=False, default_doctype=False
+)
+
+
+def parse_html(text: str) -> etree._Element | None:
+    """Parse (and repair, §A1 step 1) a decoded page; None when lxml finds no document."""
+    text = strip_private_use(_XML_DECLARATION.sub("", text, count=1))
+    data = text.encode("utf-8", "surrogatepass")
+    try:
+        return etree.fromstring(data, _PARSER)
+    except (etree.ParserError, etree.XMLSyntaxError):
+        return None
+
+
+def resolve_tz(tz: tzinfo | str | None) -> tzinfo:
+    """A site's zone given as a tzinfo or an IANA name; Asia/Shanghai by default."""
+    if tz is None:
+        return DEFAULT_TZ
+    if isinstance(tz, str):
+        return ZoneInfo(tz)
+    return tz
+
+
+def content_type_of(headers: Mapping[Any, Any] | None) -> str | None:
+    """The Content-Type header from a str- or bytes-keyed mapping (Scrapy's Headers too)."""
+    if not headers:
+        return None
+    for key, value in headers.items():
+        name = key.decode("latin-1") if isinstance(key, bytes) else str(key)
+        if name.lower() == "content-type":
+            if isinstance(value, list | tuple):
+                value = value[-1] if value else None
+            if isinstance(value, bytes):
+                value = value.decode("latin-1")
+            return value
+    return None
+
+
+def extract_article(
+    html: bytes | str,
+    url: str | None = None,
+    *,
+    headers: Mapping[Any, Any] | None = None,
+    mode: str = "best",
+    tz: tzinfo | str | None = None,
+) -> Article:
+    """Extract headline, publication time and body from one page.
+
+    ``html`` is the raw bytes as served (any Chinese encoding) or an already
+    decoded string. ``headers`` may carry the HTTP Content-Type (its charset
+    is the first declaration tried). ``tz`` is the site's time zone, used for
+    times the page gives without an offset.
+
+    Raises :class:`ExtractionError` when the input is not an HTML page at all
+    (empty, binary); a page without an article gives empty ``text``.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    zone = resolve_tz(tz)
+    if isinstance(html, bytes | bytearray | memoryview):
+        text, encoding = decode_html(bytes(html), content_type_of(headers))
+    elif isinstance(html, str):
+        if not html.strip():
+            raise ExtractionError("empty document")
+        text, encoding = html, "unicode"
+    else:
+        raise TypeError(f"html must be bytes or str, not {type(html).__name__}")
+    root = parse_html(text)
+    if root is None:
+        return Article(None, None, None, "", encoding, mode, url)
+    if mode == "paper":
+        return _paper(root, url, encoding, zone)
+    from .best import extract_best
+
+    return extract_best(root, url, encoding, zone)
+
+
+def paper_blocks(root: etree._Element) -> tuple[list[Block], BlockStatistics]:
+    """§1.2.1-§1.2.2 on a parsed page (modifies ``root``)."""
+    blocks = blockset_of(root, keep_links=False)
+    return blocks, block_statistics([b.blocknum for b in blocks])
+
+
+def paper_title(blocks: list[Block], stats: BlockStatistics) -> str | None:
+    """§1.2.3 title: the highest-level ``h1``-``h6`` among blocks i-2 … i+2."""
+    if stats.block_i is None:
+        return None
+    near = blocks[max(0, stats.block_i - NEAR) : stats.block_i + NEAR + 1]
+    headings = [b for b in near if b.heading and b.text]
+    if not headings:
+        return None
+    return min(headings, key=lambda b: b.heading).text
+
+
+def paper_time_blocks(blocks: list[Block], stats: BlockStatistics) -> list[Block]:
+    """§1.2.3 candidate blocks for the report time: i-2 … i+2, then j-2 … j+2."""
+    if stats.block_i is None or stats.block_j is None:
+        return []
+    i, j = stats.block_i, stats.block_j
+    first = blocks[max(0, i - NEAR) : i + NEAR + 1]
+    last = blocks[max(0, j - NEAR, i + NEAR + 1) : j + NEAR + 1]
+    return first + last
+
+
+def paper_time(blocks: list[Block], stats: BlockStatistics, tz: tzinfo):
+    """§1.2.3 report time: the paper's date pattern, first match near the start, then the end."""
+    for block in paper_time_blocks(blocks, stats):
+        found = find_date(block.text, tz)
+        if found is not None:
+            return found
+    return None
+
+
+def body_text(blocks: list[Block], indices: list[int]) -> str:
+    """The body: the text of the chosen blocks, one non-empty block per line."""
+    return "\n".join(blocks[i].text for i in indices if blocks[i].text)
+
+
+def _paper(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> Article:
+    """Zou & Zhong 2011 alone (``mode="paper"``)."""
+    fallback_title = html_title(root)  # <title> with stop words, §1.2.3
+    blocks, stats = paper_blocks(root)
+    title = paper_title(blocks, stats)
+    title_source = "heading" if title else None
+    if title is None and fallback_title:
+        title, title_source = fallback_title, "title"
+    published = paper_time(blocks, stats, tz)
+    return Article(
+        title=title,
+        published=published,
+        published_source="text" if published else None,
+        text=body_text(blocks, stats.mainblockset),
+        encoding=encoding,
+        mode="paper",
+        url=url,
+        title_source=title_source,
+    )
+
+
+__all__ = [
+    "Article",
+    "ExtractionError",
+    "date_from_url",
+    "extract_article",
+    "meta_published",
+    "meta_title",
+    "paper_blocks",
+]

@@ -1,0 +1,258 @@
+"""Publication times from text, metadata values and URLs.
+
+Paper mode follows Zou & Zhong 2011 §1.2.3 (ALGORITHMS.md §A3): the report
+time is found with the regular expression
+``\\w{4}[-./,年]\\w{1,2}[-./,月]\\w{1,2}日?``.  :data:`DATE_PATTERN` implements
+it with Arabic digits and Chinese numerals (``二零一零年十二月十五日``) in place
+of ``\\w`` and adds an optional ``HH:MM(:SS)`` time after the date, as §A3
+asks.  Two tightenings keep ``\\w`` from matching words or numbers, and both
+are documented on :data:`DATE_PATTERN`:
+
+* the separators must agree (``-``/``.``/``/``/``,`` twice, or ``年`` then
+  ``月``), so ``2015.1-2`` is not a date;
+* the match may not sit inside a longer run of digits.
+
+The rest (:func:`parse_datetime` for metadata values, :func:`date_from_url`)
+are our additions from §A3.  Every result is timezone aware: a value with an
+explicit offset (``+08:00``, ``Z``) keeps it, anything else is taken as local
+time in the site's zone ``tz``.  All functions are pure and return ``None``
+rather than raise.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
+
+__all__ = [
+    "DATE_PATTERN",
+    "MAX_YEAR",
+    "MIN_YEAR",
+    "date_from_url",
+    "find_date",
+    "parse_datetime",
+]
+
+#: Years outside ``MIN_YEAR..MAX_YEAR`` are not publication times (they are
+#: history, founding years, phone numbers ...): the match is rejected.
+MIN_YEAR = 1990
+MAX_YEAR = 2100
+
+_CN_DIGITS = "〇零一二三四五六七八九"
+_CN_VALUE = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"零": 0}
+
+# One field of the date: Arabic digits (``\d`` also takes full-width ０-９,
+# which int() reads) or Chinese numerals.  The Chinese month/day form is
+# exact (十, 十二, 二十一, 〇一), so a bare run of numerals cannot run on.
+_YEAR = rf"(?<![\d{_CN_DIGITS}])(?:\d{{4}}|[{_CN_DIGITS}]{{4}})"
+_CN_SMALL = "[一二三]?十[一二三四五六七八九]?|[〇零]?[一二三四五六七八九]"
+_FIELD = rf"(?:\d{{1,2}}|{_CN_SMALL})"
+
+_TIME = (
+    r"(?:T|[^\S\n]{0,8})"  # 'T' or a few spaces (full-width and nbsp too)
+    r"(?P<hour>\d{1,2})[:：](?P<minute>\d{2})(?![\d])"
+    r"(?:[:：](?P<second>\d{2})(?:\.\d{1,9})?)?"
+    r"(?P<offset>Z|[+-]\d{2}:?\d{2})?"
+)
+
+#: The paper's ``\w{4}[-./,年]\w{1,2}[-./,月]\w{1,2}日?`` with digits and
+#: Chinese numerals for ``\w``, matching separators, and an optional time.
+#: Groups: ``year``/``month``/``day`` (numeric form) or ``cyear``/``cmonth``/
+#: ``cday`` (年月日 form), then ``hour``, ``minute``, ``second``, ``offset``.
+#: Every repetition is bounded, so a search is linear in the text length.
+DATE_PATTERN = re.compile(
+    rf"(?:(?P<year>{_YEAR})(?P<sep>[-./,])(?P<month>{_FIELD})(?P=sep)"
+    rf"(?P<day>{_FIELD})(?!\d)"
+    rf"|(?P<cyear>{_YEAR})\s?年\s?(?P<cmonth>{_FIELD})\s?月\s?(?P<cday>{_FIELD})"
+    rf"(?:\s?日|(?!\d)))"
+    rf"(?:{_TIME})?"
+)
+
+_EPOCH = re.compile(r"\d{10}(?:\d{3})?")
+# Zaobao's JSON-LD "MM/DD/YYYY - HH:mm" (SITES.md §4).
+_US_DATE = re.compile(
+    r"(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4})"
+    r"(?:\s*-?\s*(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?)?"
+)
+_RFC_MONTH = re.compile(r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)", re.I)
+_OFFSET = re.compile(r"(?P<sign>[+-])(?P<hh>\d{2}):?(?P<mm>\d{2})")
+
+# Dates in URL paths, most specific first.  Each gives year, month, day and
+# optionally hour; the year is four digits unless the pattern says "yy".
+_URL_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # Zaobao: /realtime/china/story20240101-123456
+    re.compile(r"story(?P<year>\d{4})(?P<month>\d{2})(?P<day>\d{2})(?!\d)"),
+    # /2015-07-02/ (sina), /2015_07_02/
+    re.compile(r"/(?P<year>\d{4})([-_])(?P<month>\d{1,2})\2(?P<day>\d{1,2})(?!\d)"),
+    # /2015/07/02/ (cctv, many others)
+    re.compile(r"/(?P<year>\d{4})/(?P<month>\d{1,2})/(?P<day>\d{1,2})(?:/|$)"),
+    # /2015-07/02/ (xinhua), /202311/17/ (chinadaily), /2019/0907/ (people)
+    re.compile(r"/(?P<year>\d{4})-?(?P<month>\d{2})/(?P<day>\d{2})(?:/|$)"),
+    re.compile(r"/(?P<year>\d{4})/(?P<month>\d{2})(?P<day>\d{2})(?:/|$)"),
+    # /20150702/, Tencent /a/20190907/ and /rain/a/20250101A0ABCD00
+    re.compile(r"/(?P<year>\d{4})(?P<month>\d{2})(?P<day>\d{2})(?![\d])"),
+    # NetEase before 2018: /15/0703/15/DOCID.html = yy/mmdd/hh
+    re.compile(r"/(?P<yy>\d{2})/(?P<month>\d{2})(?P<day>\d{2})/(?P<hour>\d{2})/"),
+)
+
+
+def _cn_number(text: str) -> int:
+    """Value of a Chinese numeral: digit by digit (``二〇一五``) or with ``十``."""
+    if "十" in text:
+        tens, _, units = text.partition("十")
+        return _CN_VALUE.get(tens, 1) * 10 + (_CN_VALUE[units] if units else 0)
+    value = 0
+    for char in text:
+        value = value * 10 + _CN_VALUE[char]
+    return value
+
+
+def _number(text: str) -> int:
+    return int(text) if text[0] not in _CN_VALUE and text[0] != "十" else _cn_number(text)
+
+
+def _offset(text: str | None, tz: tzinfo) -> tzinfo:
+    if not text:
+        return tz
+    if text == "Z":
+        return UTC
+    m = _OFFSET.fullmatch(text)
+    if m is None:
+        return tz
+    delta = timedelta(hours=int(m["hh"]), minutes=int(m["mm"]))
+    if delta >= timedelta(hours=24):
+        return tz
+    return timezone(-delta if m["sign"] == "-" else delta)
+
+
+def _build(
+    year: int,
+    month: int,
+    day: int,
+    tz: tzinfo,
+    hour: int = 0,
+    minute: int = 0,
+    second: int = 0,
+) -> datetime | None:
+    """An aware datetime, or None when the fields are not a plausible date."""
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        return None
+    try:
+        return datetime(year, month, day, hour, minute, second, tzinfo=tz)
+    except ValueError:
+        return None
+
+
+def _from_match(m: re.Match[str], tz: tzinfo) -> datetime | None:
+    if m["year"] is not None:
+        fields = m["year"], m["month"], m["day"]
+    else:
+        fields = m["cyear"], m["cmonth"], m["cday"]
+    try:
+        year, month, day = (_number(f) for f in fields)
+    except (KeyError, ValueError):
+        return None
+    date = _build(year, month, day, tz)
+    if date is None or m["hour"] is None:
+        return date
+    zone = _offset(m["offset"], tz)
+    second = int(m["second"]) if m["second"] else 0
+    with_time = _build(year, month, day, zone, int(m["hour"]), int(m["minute"]), second)
+    # A bad time ("25:00") does not spoil a good date: keep the date.
+    return with_time if with_time is not None else date
+
+
+def find_date(text: str, tz: tzinfo) -> datetime | None:
+    """First valid date (and time) in ``text``, Zou & Zhong 2011 §1.2.3.
+
+    Matches of :data:`DATE_PATTERN` that are not real dates (month 13, day 32,
+    a year outside ``MIN_YEAR..MAX_YEAR``) are skipped and the search goes on
+    from the next character.  A date without time is midnight in ``tz``; a
+    time without offset is local time in ``tz``.
+    """
+    pos = 0
+    search = DATE_PATTERN.search
+    while (m := search(text, pos)) is not None:
+        found = _from_match(m, tz)
+        if found is not None:
+            return found
+        pos = m.start() + 1
+    return None
+
+
+def parse_datetime(value: str, tz: tzinfo) -> datetime | None:
+    """Parse one metadata value (``<meta content>``, JSON-LD, ``<time datetime>``).
+
+    Tried in order: epoch seconds (10 digits) or milliseconds (13 digits);
+    ISO 8601 / RFC 3339 (offset or ``Z`` honoured, fractional seconds
+    dropped); Zaobao's ``MM/DD/YYYY - HH:mm``; RFC 2822/1123
+    (``Sat, 07 Sep 2019 13:43:45 +0800``); finally :func:`find_date`.  Values
+    without an offset are local time in ``tz``.
+    """
+    value = value.strip()
+    if not value:
+        return None
+    if _EPOCH.fullmatch(value):
+        seconds = int(value) / 1000 if len(value) == 13 else int(value)
+        try:
+            found = datetime.fromtimestamp(seconds, tz)
+        except (OverflowError, OSError, ValueError):
+            return None
+        return found if MIN_YEAR <= found.year <= MAX_YEAR else None
+    if value[0].isdigit() and len(value) >= 10 and value[4:5] == "-":
+        try:
+            found = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            if not MIN_YEAR <= found.year <= MAX_YEAR:
+                return None
+            found = found.replace(microsecond=0)
+            return found if found.tzinfo else found.replace(tzinfo=tz)
+    if m := _US_DATE.fullmatch(value):
+        hour = int(m["hour"]) if m["hour"] else 0
+        minute = int(m["minute"]) if m["minute"] else 0
+        second = int(m["second"]) if m["second"] else 0
+        year, month, day = int(m["year"]), int(m["month"]), int(m["day"])
+        return _build(year, month, day, tz, hour, minute, second)
+    if _RFC_MONTH.search(value):
+        try:
+            found = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            found = None
+        if found is not None:
+            if not MIN_YEAR <= found.year <= MAX_YEAR:
+                return None
+            return found if found.tzinfo else found.replace(tzinfo=tz)
+    return find_date(value, tz)
+
+
+def date_from_url(url: str, tz: tzinfo) -> datetime | None:
+    """Publication date embedded in a URL's path, or None (§A3, our addition).
+
+    Knows ``/2015-07-02/``, ``/2015/07/02/``, ``/2015-07/02/`` (Xinhua),
+    ``/202311/17/`` (China Daily), ``/2019/0907/`` (People's Daily),
+    ``/20150702/`` (Tencent ``/a/20190907/``, ``/rain/a/20250101A…``),
+    Zaobao's ``story20240101-123`` and NetEase's old ``/15/0703/15/``
+    (yy/mmdd/hh, giving 2015-07-03 15:00).  The result is midnight (or the
+    NetEase hour) in ``tz``.  Only the path is searched.
+    """
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return None
+    if not path:
+        return None
+    for pattern in _URL_PATTERNS:
+        for m in pattern.finditer(path):
+            groups = m.groupdict()
+            year = 2000 + int(groups["yy"]) if groups.get("yy") else int(groups["year"])
+            hour = int(groups["hour"]) if groups.get("hour") else 0
+            if hour > 23:
+                continue
+            found = _build(year, int(m["month"]), int(m["day"]), tz, hour)
+            if found is not None:
+                return found
+    return None

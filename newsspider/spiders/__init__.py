@@ -1,0 +1,1 @@
+"""Site spiders, generated from the site table."""
