@@ -114,7 +114,7 @@ EXPECTED_BLOCKS = [
 
 def test_blockset_of_hand_written_page():
     root = etree.fromstring(PAGE, etree.HTMLParser())
-    blocks = blockset_of(root)
+    blocks = blockset_of(root).blocks
     assert [b.text for b in blocks] == EXPECTED_BLOCKS
     assert [b.blocknum for b in blocks] == [len(t.replace(" ", "")) for t in EXPECTED_BLOCKS]
     assert [b.heading for b in blocks if b.heading] == [1]
@@ -123,6 +123,18 @@ def test_blockset_of_hand_written_page():
 
 def test_blockset_keep_links_counts_link_characters():
     root = etree.fromstring(PAGE, etree.HTMLParser())
-    blocks = blockset_of(root, keep_links=True)
+    blocks = blockset_of(root, keep_links=True).blocks
     assert blocks[3].text == "导航首页栏目"
     assert (blocks[3].blocknum, blocks[3].link_chars) == (6, 2)
+
+
+def test_blockset_maps_blocks_to_elements():
+    root = etree.fromstring(PAGE, etree.HTMLParser())
+    blockset = blockset_of(root)
+    p = root.find(".//p")
+    k = blockset.elements.index(p)
+    # <p> holds block 7 (after <p>) and block 8 (after <br>, still inside <p>)
+    assert list(blockset.block_range(k)) == [7, 8]
+    assert blockset.container(blockset.blocks[7]) is p
+    assert blockset.container(blockset.blocks[8]) is p  # <br> is void: its block is in <p>
+    assert blockset.container(blockset.blocks[9]).tag == "body"  # after </p>

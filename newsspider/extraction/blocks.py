@@ -13,8 +13,9 @@ expensive part of a naive implementation):
    (step 2; the ``drop_tree`` semantics ALGORITHMS.md asks for).
 3. Each type II element gets a separator character prepended to its text
    (its start tag) and, unless it is void (``br``, ``hr``), prepended to its
-   tail (its end tag): step 3. ``h1``-``h6`` start tags get their own
-   separator so §1.2.3 can find the heading blocks.
+   tail (its end tag): step 3. The separator encodes which element and which
+   tag it stands for, so a block knows the element it lies in (needed for
+   the ``h1``-``h6`` title rule of §1.2.3 and by the best mode).
    ``a`` is type I in the paper, but its text is kept between two link
    markers instead of being deleted, so that paper mode can delete it
    (identically) while the best mode can measure link density and keep
@@ -106,14 +107,18 @@ TYPE_II: tuple[str, ...] = (
 #: Void type II elements: one separator, not two.
 VOID_TYPE_II = frozenset({"br", "hr"})
 
-SEP = "\ue000"  # any type II boundary
-# "\ue001".."\ue006": start tag of h1..h6
+#: Separators are code points of the supplementary private-use planes:
+#: ``BASE + 2k`` is the start tag of the k-th type II element (document order),
+#: ``BASE + 2k + 1`` its end tag, so each block knows the element that opened it.
+BASE = 0xF0000
+#: Elements past this many share one code (no element identity, still a separator).
+MAX_ELEMENTS = 65000
 LINK_START = "\ue010"
 LINK_END = "\ue011"
-_HEADING_SEP = {f"h{n}": chr(0xE000 + n) for n in range(1, 7)}
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
-_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
-_SPLIT = re.compile("([\ue000-\ue006])")
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
+_SPLIT = re.compile("([\U000f0000-\U0010ffff])")
 _LINK_SPAN = re.compile(f"{LINK_START}[^{LINK_END}]*{LINK_END}")
 _LINK_MARK = re.compile(f"[{LINK_START}{LINK_END}]")
 _WS = re.compile(r"\s+")
@@ -125,7 +130,9 @@ class Block:
 
     ``text`` is the output form (whitespace runs collapsed to one space);
     ``blocknum`` its count of non-whitespace characters (whitespace is removed
-    *for counting* only, §1.2.1 step 3).
+    *for counting* only, §1.2.1 step 3). ``element`` is the index (in
+    :attr:`Blockset.elements`) of the type II element whose tag opened the
+    block, ``opened_by_start`` whether that was its start tag.
     """
 
     index: int
@@ -133,34 +140,72 @@ class Block:
     blocknum: int
     heading: int = 0  # n when the block opens with <hn>, else 0
     link_chars: int = 0  # non-whitespace characters inside <a> (kept text)
+    element: int = -1
+    opened_by_start: bool = True
+
+
+@dataclass(slots=True)
+class Blockset:
+    """The blockset plus the map from type II elements to block ranges."""
+
+    blocks: list[Block]
+    elements: list[etree._Element]
+    #: element index -> index of the first block inside it (after its start tag)
+    first_block: dict[int, int]
+    #: element index -> index of the first block after its end tag
+    end_block: dict[int, int]
+
+    def container(self, block: Block) -> etree._Element | None:
+        """The element a block's text lies in (directly or in inline children)."""
+        if block.element < 0 or block.element >= len(self.elements):
+            return None
+        el = self.elements[block.element]
+        if block.opened_by_start and el.tag not in VOID_TYPE_II:
+            return el
+        return el.getparent()
+
+    def block_range(self, k: int) -> range | None:
+        """Indices of the blocks inside the k-th type II element, or None."""
+        if k not in self.first_block:
+            return None
+        return range(self.first_block[k], self.end_block.get(k, len(self.blocks)))
 
 
 def strip_private_use(text: str) -> str:
     """Remove private-use characters so they cannot collide with the markers."""
-    return _PRIVATE_USE.sub("", text)
+    return _PRIVATE_USE.sub("", text) if _PRIVATE_USE.search(text) else text
 
 
-def mark_blocks(root: etree._Element) -> str:
+def mark_blocks(
+    root: etree._Element,
+    type_i: tuple[str, ...] = TYPE_I,
+    type_ii: tuple[str, ...] = TYPE_II,
+) -> tuple[str, list[etree._Element]]:
     """Apply §1.2.1 steps 2-3 to ``root`` **in place**; return the marked text.
 
-    The caller must take any metadata (JSON-LD scripts, ``<meta>``) from the
-    tree before calling this: type I elements are gone afterwards.
+    Also returns the type II elements in document order (the separators
+    refer to them by index). The caller must take any metadata (JSON-LD
+    scripts, ``<meta>``) from the tree before calling this: type I elements
+    are gone afterwards. ``type_i``/``type_ii`` default to the paper's table;
+    the best mode passes its own (see :mod:`.best`).
     """
-    etree.strip_elements(
-        root, etree.Comment, etree.ProcessingInstruction, *TYPE_I, with_tail=False
-    )
-    for el in root.iter(*TYPE_II):
-        tag = el.tag
-        el.text = _HEADING_SEP.get(tag, SEP) + el.text if el.text else _HEADING_SEP.get(tag, SEP)
-        if tag not in VOID_TYPE_II:
-            el.tail = SEP + el.tail if el.tail else SEP
+    etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, *type_i, with_tail=False)
+    elements = list(root.iter(*type_ii))
+    for k, el in enumerate(elements):
+        code = BASE + 2 * min(k, MAX_ELEMENTS)
+        sep = chr(code)
+        el.text = sep + el.text if el.text else sep
+        if el.tag not in VOID_TYPE_II:
+            sep = chr(code + 1)
+            el.tail = sep + el.tail if el.tail else sep
     for el in root.iter("a"):
         el.text = LINK_START + el.text if el.text else LINK_START
         el.tail = LINK_END + el.tail if el.tail else LINK_END
-    return etree.tostring(root, method="text", encoding="unicode", with_tail=False)
+    marked = etree.tostring(root, method="text", encoding="unicode", with_tail=False)
+    return marked, elements
 
 
-def split_blocks(marked: str, *, keep_links: bool) -> list[Block]:
+def split_blocks(marked: str, elements: list[etree._Element], *, keep_links: bool) -> Blockset:
     """Cut marked text at the separators: §1.2.1 step 4.
 
     ``keep_links=False`` is the paper: link text is deleted with the ``a``
@@ -169,25 +214,37 @@ def split_blocks(marked: str, *, keep_links: bool) -> list[Block]:
     """
     if not keep_links:
         marked = _LINK_MARK.sub("", _LINK_SPAN.sub("", marked))
-    parts = _SPLIT.split(marked)
+    # One pass over the whole text instead of one per block: whitespace runs
+    # become one space (the separators are not whitespace, so blocks stay apart).
+    parts = _SPLIT.split(_WS.sub(" ", marked))
     # parts = [before, sep, seg, sep, seg, ...]; blocks are the segments that
     # follow a separator and precede the next one.
     blocks: list[Block] = []
+    first_block: dict[int, int] = {}
+    end_block: dict[int, int] = {}
     in_link = False
     n_parts = len(parts)
-    for k in range(1, n_parts - 1, 2):
-        sep, seg = parts[k], parts[k + 1]
+    for k in range(1, n_parts, 2):
+        code = ord(parts[k]) - BASE
+        element, is_start = code >> 1, not code & 1
+        if element >= MAX_ELEMENTS:
+            element = -1
+        elif is_start:
+            first_block[element] = len(blocks)
+        else:
+            end_block[element] = len(blocks)
         if k + 2 >= n_parts:
             break  # text after the last separator is outside every block
-        heading = ord(sep) - 0xE000
+        seg = parts[k + 1]
         link_chars = 0
         if keep_links and (in_link or LINK_START in seg or LINK_END in seg):
             link_chars, in_link = _count_link_chars(seg, in_link)
             seg = _LINK_MARK.sub("", seg)
-        text = _WS.sub(" ", seg).strip()
+        text = seg.strip()
         blocknum = len(text) - text.count(" ")
-        blocks.append(Block(len(blocks), text, blocknum, heading, link_chars))
-    return blocks
+        heading = _HEADINGS.get(elements[element].tag, 0) if is_start and element >= 0 else 0
+        blocks.append(Block(len(blocks), text, blocknum, heading, link_chars, element, is_start))
+    return Blockset(blocks, elements, first_block, end_block)
 
 
 def _count_link_chars(seg: str, in_link: bool) -> tuple[int, bool]:
@@ -208,6 +265,13 @@ def _nonspace(s: str) -> int:
     return len(_WS.sub("", s))
 
 
-def blockset_of(root: etree._Element, *, keep_links: bool = False) -> list[Block]:
+def blockset_of(
+    root: etree._Element,
+    *,
+    keep_links: bool = False,
+    type_i: tuple[str, ...] = TYPE_I,
+    type_ii: tuple[str, ...] = TYPE_II,
+) -> Blockset:
     """The blockset of a parsed page (modifies ``root``): §1.2.1 steps 2-4."""
-    return split_blocks(mark_blocks(root), keep_links=keep_links)
+    marked, elements = mark_blocks(root, type_i, type_ii)
+    return split_blocks(marked, elements, keep_links=keep_links)

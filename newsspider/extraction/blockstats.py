@@ -72,9 +72,7 @@ def smooth(blocknum: Sequence[float]) -> list[float]:
     if n == 1:
         return [blocknum[0] / 2]
     out = [(2 * blocknum[0] + blocknum[1]) / 4]
-    out.extend(
-        (blocknum[i - 1] + 2 * blocknum[i] + blocknum[i + 1]) / 4 for i in range(1, n - 1)
-    )
+    out.extend((blocknum[i - 1] + 2 * blocknum[i] + blocknum[i + 1]) / 4 for i in range(1, n - 1))
     out.append((blocknum[n - 2] + 2 * blocknum[n - 1]) / 4)
     return out
 

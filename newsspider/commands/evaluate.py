@@ -1,0 +1,73 @@
+"""``scrapy evaluate DATASET_DIR...``: score extraction on labelled datasets.
+
+Datasets are folders in the layout of ../shared/datasets (``cases.jsonl`` and
+``html/``). Per dataset: token precision/recall/F1 (each CJK character one
+token, each run of letters/digits one token), qualified % and excellent % as
+ALGORITHMS.md §A4 defines them, title and date accuracy over the pages whose
+gold has them, pages/s. Fields the gold lacks are skipped, not counted wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import ClassVar
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from newsspider.evaluation import evaluate, format_table
+from newsspider.extraction import MODES, extract_article
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings: ClassVar[dict] = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return "[options] DATASET_DIR [DATASET_DIR ...]"
+
+    def short_desc(self) -> str:
+        return "Score extraction (F1, qualified/excellent, title, date, pages/s) on datasets"
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument(
+            "--mode", choices=(*MODES, "all"), default="best", help="paper, best or all"
+        )
+        parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument("--cases", action="store_true", help="with --json: per-page rows")
+        parser.add_argument("--worst", type=int, default=0, help="list the N worst pages")
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if not args:
+            raise UsageError("give at least one dataset folder")
+        dirs = [Path(a) for a in args]
+        for d in dirs:
+            if not (d / "cases.jsonl").is_file():
+                raise UsageError(f"{d} is not a dataset folder (no cases.jsonl)")
+        modes = MODES if opts.mode == "all" else (opts.mode,)
+        reports = []
+        for d in dirs:
+            for mode in modes:
+
+                def extract(raw: bytes, url: str | None, mode: str = mode):
+                    return extract_article(raw, url, mode=mode)
+
+                reports.append(evaluate(d, extract, name=mode, warmup=True))
+        if opts.json:
+            out = [r.as_dict(cases=opts.cases) for r in reports]
+            print(json.dumps(out, ensure_ascii=False, indent=2, default=str))  # noqa: T201
+        else:
+            print(format_table(reports))  # noqa: T201
+            for r in reports:
+                for e in r.errors:
+                    print(f"error: {r.dataset} {e.case_id}: {e.error}: {e.message}")  # noqa: T201
+                if opts.worst:
+                    worst = sorted((c for c in r.cases if c.f1 is not None), key=lambda c: c.f1)
+                    for c in worst[: opts.worst]:
+                        print(f"  {r.dataset} {r.extractor} {c.id}: F1 {c.f1:.3f}")  # noqa: T201
+        if any(r.errors for r in reports):
+            self.exitcode = 1

@@ -1,0 +1,132 @@
+"""extract_article end to end: modes, title/time forms, bad input, purity."""
+
+import re
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from newsspider.extraction import ExtractionError, extract_article
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+PARAGRAPH = "这是新闻正文的一个段落，内容足够长，用来让块统计方法认出正文区域。" * 3
+
+
+def page(head: str = "", before: str = "", after: str = "", title: str = "标题_网易新闻") -> str:
+    paragraphs = "".join(f"<p>{PARAGRAPH}{k}</p>" for k in range(6))
+    return (
+        f"<html><head><title>{title}</title>{head}</head><body>"
+        "<div class='nav'><a href='/'>首页</a> <a href='/n'>新闻</a></div>"
+        f"<div id='main'>{before}{paragraphs}{after}</div>"
+        "<div>版权所有 © 网易公司</div></body></html>"
+    )
+
+
+@pytest.mark.parametrize("mode", ["paper", "best"])
+def test_body_title_and_time_line(mode):
+    html = page(before="<h1>新闻标题在这里</h1><div>2015-01-02 12:34　来源: 新华社</div>")
+    art = extract_article(html.encode("utf-8"), mode=mode)
+    assert art.mode == mode
+    assert art.title == "新闻标题在这里"
+    assert art.published == datetime(2015, 1, 2, 12, 34, tzinfo=SHANGHAI)
+    assert art.published.tzinfo is not None
+    lines = art.text.split("\n")
+    assert sum(PARAGRAPH in line for line in lines) == 6
+    assert "首页" not in art.text and "版权所有" not in art.text
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("2015-01-02 12:34", datetime(2015, 1, 2, 12, 34)),
+        ("2015年1月2日 08:00", datetime(2015, 1, 2, 8, 0)),
+        ("二〇一五年一月二日", datetime(2015, 1, 2)),
+        ("发布时间：2015/01/02 23:59:58", datetime(2015, 1, 2, 23, 59, 58)),
+    ],
+)
+def test_time_forms_in_text(line, expected):
+    art = extract_article(page(before=f"<h1>标题</h1><div>{line}</div>"))
+    assert art.published == expected.replace(tzinfo=SHANGHAI)
+    assert art.published_source == "text"
+
+
+def test_iso_time_in_json_ld_and_og_title():
+    head = (
+        '<meta property="og:title" content="开放图谱标题">'
+        '<script type="application/ld+json">{"@type": "NewsArticle", '
+        '"headline": "结构化标题", "datePublished": "2015-01-02T04:34:00Z"}</script>'
+    )
+    art = extract_article(page(head=head))
+    assert art.published == datetime(2015, 1, 2, 12, 34, tzinfo=SHANGHAI)
+    assert art.published_source == "json-ld"
+    assert art.title == "开放图谱标题"
+
+
+def test_date_in_url_is_the_last_resort():
+    art = extract_article(page(), "https://news.163.com/15/0703/15/ATJVVCJR00254TFQ.html")
+    assert art.published == datetime(2015, 7, 3, 15, 0, tzinfo=SHANGHAI)
+    assert art.published_source == "url"
+
+
+def test_site_time_zone_is_applied():
+    art = extract_article(page(before="<div>2015-01-02 12:34</div>"), tz="Asia/Singapore")
+    assert art.published.utcoffset().total_seconds() == 8 * 3600
+    assert str(art.published.tzinfo) == "Asia/Singapore"
+
+
+def test_title_falls_back_to_title_without_site_name():
+    art = extract_article(page(title="一条新闻的标题_网易新闻"))
+    assert art.title == "一条新闻的标题"
+
+
+def test_paper_mode_deletes_forms_best_mode_keeps_them():
+    html = page().replace("<body>", "<body><form action='x'>").replace("</body>", "</form></body>")
+    assert PARAGRAPH not in extract_article(html, mode="paper").text
+    assert PARAGRAPH in extract_article(html, mode="best").text
+
+
+@pytest.mark.parametrize("mode", ["paper", "best"])
+def test_page_without_body_gives_empty_text(mode):
+    art = extract_article(b"<html><body><a href='/'>nav</a></body></html>", mode=mode)
+    assert art.text == ""
+    art = extract_article(b"<!-- nothing -->", mode=mode)
+    assert art.text == ""
+
+
+def test_best_mode_never_takes_the_head_as_body():
+    # Paper mode: <head> is type II, so the <title> text is a block of its own.
+    html = b"<html><head><title>x</title></head><body></body></html>"
+    assert extract_article(html, mode="paper").text == "x"
+    assert extract_article(html, mode="best").text == ""
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"   \n",
+        b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + bytes(range(256)) * 8,
+        b"\xff\xd8\xff\xe0" + bytes(2000),
+    ],
+)
+def test_not_html_raises_extraction_error(data):
+    with pytest.raises(ExtractionError):
+        extract_article(data)
+
+
+def test_unknown_mode_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown mode"):
+        extract_article("<p>x</p>", mode="fast")
+
+
+def test_encoding_is_reported():
+    art = extract_article(page().encode("gb18030"))
+    assert art.encoding == "gb18030"
+    assert PARAGRAPH in art.text
+
+
+def test_extraction_is_pure():
+    for f in Path(__file__).resolve().parents[1].joinpath("newsspider/extraction").rglob("*.py"):
+        mods = re.findall(r"^\s*(?:from|import) (\w+)", f.read_text("utf-8"), re.M)
+        assert not {"scrapy", "twisted", "sqlalchemy"} & set(mods), f
