@@ -135,6 +135,6 @@ def test_blockset_maps_blocks_to_elements():
     k = blockset.elements.index(p)
     # <p> holds block 7 (after <p>) and block 8 (after <br>, still inside <p>)
     assert list(blockset.block_range(k)) == [7, 8]
-    assert blockset.container(blockset.blocks[7]) is p
-    assert blockset.container(blockset.blocks[8]) is p  # <br> is void: its block is in <p>
-    assert blockset.container(blockset.blocks[9]).tag == "body"  # after </p>
+    assert blockset.container(7) is p
+    assert blockset.container(8) is p  # <br> is void: its block is in <p>
+    assert blockset.container(9).tag == "body"  # after </p>

@@ -116,7 +116,8 @@ def _block_rows(data: bytes, headers: dict | None) -> dict:
     root = parse_html(text)
     if root is None:
         return {"blocks": []}
-    blocks, stats = paper_blocks(root)
+    blockset, stats = paper_blocks(root)
+    blocks = blockset.blocks
     main = set(stats.mainblockset)
     return {
         "N_min": stats.N_min,

@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 
 from lxml import etree
 
-from .blocks import Block, blockset_of, strip_private_use
+from .blocks import Blockset, blockset_of, strip_private_use
 from .blockstats import BlockStatistics, block_statistics
 from .dates import find_date
 from .encoding import decode_html
@@ -41,6 +41,9 @@ DEFAULT_TZ = ZoneInfo("Asia/Shanghai")
 NEAR = 2
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+# UTF-8 of the code points the block markers use (U+E000-U+E0FF, planes 15-16,
+# see .blocks): bytes.find is memchr, far faster than any regex over the str.
+_MARKER_BYTES = (b"\xee\x80", b"\xee\x81", b"\xee\x82", b"\xee\x83", b"\xf3", b"\xf4")
 # A plain etree parser: lxml.html's adds a Python-level element class lookup
 # per element (~0.3 ms a page) that nothing here needs.
 _PARSER = etree.HTMLParser(encoding="utf-8", default_doctype=False)
@@ -48,8 +51,11 @@ _PARSER = etree.HTMLParser(encoding="utf-8", default_doctype=False)
 
 def parse_html(text: str) -> etree._Element | None:
     """Parse (and repair, §A1 step 1) a decoded page; None when lxml finds no document."""
-    text = strip_private_use(_XML_DECLARATION.sub("", text, count=1))
-    data = text.encode("utf-8", "surrogatepass")
+    data = _XML_DECLARATION.sub("", text, count=1).encode("utf-8", "surrogatepass")
+    if any(marker in data for marker in _MARKER_BYTES):  # rare: markers' code points in use
+        data = strip_private_use(data.decode("utf-8", "surrogatepass")).encode(
+            "utf-8", "surrogatepass"
+        )
     try:
         return etree.fromstring(data, _PARSER)
     except (etree.ParserError, etree.XMLSyntaxError):
@@ -119,13 +125,13 @@ def extract_article(
     return extract_best(root, url, encoding, zone)
 
 
-def paper_blocks(root: etree._Element) -> tuple[list[Block], BlockStatistics]:
+def paper_blocks(root: etree._Element) -> tuple[Blockset, BlockStatistics]:
     """§1.2.1-§1.2.2 on a parsed page (modifies ``root``)."""
-    blocks = blockset_of(root, keep_links=False).blocks
-    return blocks, block_statistics([b.blocknum for b in blocks])
+    blockset = blockset_of(root, keep_links=False)
+    return blockset, block_statistics(blockset.blocknum)
 
 
-def near(blocks: list[Block], index: int, *, nonempty: bool = False) -> list[Block]:
+def near(blockset: Blockset, index: int, *, nonempty: bool = False) -> list[int]:
     """Blocks ``index-2 … index+2`` (§1.2.3).
 
     ``nonempty=True`` (best mode, ``nonempty_window``) counts only blocks with
@@ -134,64 +140,71 @@ def near(blocks: list[Block], index: int, *, nonempty: bool = False) -> list[Blo
     outside it.
     """
     if not nonempty:
-        return blocks[max(0, index - NEAR) : index + NEAR + 1]
-    before = [b for b in reversed(blocks[:index]) if b.text][:NEAR]
-    after = [b for b in blocks[index + 1 :] if b.text][:NEAR]
-    return [*reversed(before), blocks[index], *after]
+        return list(range(max(0, index - NEAR), min(len(blockset), index + NEAR + 1)))
+    text = blockset.text
+    before = [i for i in range(index - 1, -1, -1) if text[i]][:NEAR]
+    after = []
+    for i in range(index + 1, len(text)):
+        if text[i]:
+            after.append(i)
+            if len(after) == NEAR:
+                break
+    return [*reversed(before), index, *after]
 
 
 def paper_title(
-    blocks: list[Block], stats: BlockStatistics, *, nonempty: bool = False
+    blockset: Blockset, stats: BlockStatistics, *, nonempty: bool = False
 ) -> str | None:
     """§1.2.3 title: the highest-level ``h1``-``h6`` among blocks i-2 … i+2."""
     if stats.block_i is None:
         return None
-    headings = [b for b in near(blocks, stats.block_i, nonempty=nonempty) if b.heading and b.text]
-    if not headings:
-        return None
-    return min(headings, key=lambda b: b.heading).text
+    headings = [
+        (blockset.heading(i), i)
+        for i in near(blockset, stats.block_i, nonempty=nonempty)
+        if blockset.text[i] and blockset.heading(i)
+    ]
+    return blockset.text[min(headings)[1]] if headings else None
 
 
 def paper_time_blocks(
-    blocks: list[Block], stats: BlockStatistics, *, nonempty: bool = False
-) -> list[Block]:
+    blockset: Blockset, stats: BlockStatistics, *, nonempty: bool = False
+) -> list[int]:
     """§1.2.3 candidate blocks for the report time: i-2 … i+2, then j-2 … j+2."""
     if stats.block_i is None or stats.block_j is None:
         return []
-    first = near(blocks, stats.block_i, nonempty=nonempty)
-    seen = {b.index for b in first}
-    last = [b for b in near(blocks, stats.block_j, nonempty=nonempty) if b.index not in seen]
+    first = near(blockset, stats.block_i, nonempty=nonempty)
+    last = [i for i in near(blockset, stats.block_j, nonempty=nonempty) if i not in first]
     return first + last
 
 
-def paper_time(blocks: list[Block], stats: BlockStatistics, tz: tzinfo) -> datetime | None:
+def paper_time(blockset: Blockset, stats: BlockStatistics, tz: tzinfo) -> datetime | None:
     """§1.2.3 report time: the paper's date pattern, first match near the start, then the end."""
-    for block in paper_time_blocks(blocks, stats):
-        found = find_date(block.text, tz)
+    for i in paper_time_blocks(blockset, stats):
+        found = find_date(blockset.text[i], tz)
         if found is not None:
             return found
     return None
 
 
-def body_text(blocks: list[Block], indices: list[int]) -> str:
+def body_text(blockset: Blockset, indices: list[int]) -> str:
     """The body: the text of the chosen blocks, one non-empty block per line."""
-    return "\n".join(blocks[i].text for i in indices if blocks[i].text)
+    return "\n".join(blockset.text[i] for i in indices if blockset.text[i])
 
 
 def _paper(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> Article:
     """Zou & Zhong 2011 alone (``mode="paper"``)."""
     fallback_title = html_title(root)  # <title> with stop words, §1.2.3
-    blocks, stats = paper_blocks(root)
-    title = paper_title(blocks, stats)
+    blockset, stats = paper_blocks(root)
+    title = paper_title(blockset, stats)
     title_source = "heading" if title else None
     if title is None and fallback_title:
         title, title_source = fallback_title, "title"
-    published = paper_time(blocks, stats, tz)
+    published = paper_time(blockset, stats, tz)
     return Article(
         title=title,
         published=published,
         published_source="text" if published else None,
-        text=body_text(blocks, stats.mainblockset),
+        text=body_text(blockset, stats.mainblockset),
         encoding=encoding,
         mode="paper",
         url=url,

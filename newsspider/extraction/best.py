@@ -51,7 +51,7 @@ from datetime import datetime, tzinfo
 
 from lxml import etree
 
-from .blocks import TYPE_I, TYPE_II, Block, Blockset, blockset_of
+from .blocks import TYPE_I, TYPE_II, Blockset, mark_blocks, split_blocks
 from .blockstats import BlockStatistics, block_statistics
 from .dates import date_from_url, find_date
 from .metadata import html_title, meta_published, meta_title
@@ -81,67 +81,55 @@ _NOISE_TOKENS = (
     "login|subscribe|newsletter|popup|cookie"
 )
 _NOISE_TOKEN = re.compile(rf"(?:^|\s)(?:{_NOISE_TOKENS})(?:\s|$)", re.IGNORECASE)
-# A C-level prefilter (XPath 1.0 has no regex; EXSLT's re:test calls back into
-# Python per element, 3 ms a page): candidates contain a noise stem somewhere
-# in @id or @class (as written, or capitalised); _NOISE_TOKEN then checks for a
-# whole token.
-_NOISE_STEMS = (
-    "foot", "copyright", "comment", "side", "nav", "menu", "breadcrumb", "related",
-    "recommend", "shar", "social", "ad", "banner", "login", "subscribe", "newsletter",
-    "popup", "cookie",
-)  # fmt: skip
-_STEM_TESTS = " or ".join(
-    f"contains(., '{v}')" for stem in _NOISE_STEMS for v in (stem, stem.capitalize())
-)
-_NOISE = etree.XPath(
-    f"//footer | //nav | //aside | //@*[name()='id' or name()='class'][{_STEM_TESTS}]/.."
-)
-_STRING = etree.XPath("string()")
+_NOISE_TAGS = frozenset({"nav", "footer", "aside"})
 
 #: ``container``: punctuation that marks a sentence (Chinese and Latin).
 _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
 
 
-def drop_noise_containers(root: etree._Element) -> int:
-    """``noise_containers``: delete navigation/footer/sidebar elements; return how many."""
-    body = root.find("body")
-    if body is None:
+def is_noise_container(el: etree._Element) -> bool:
+    """``noise_containers``: navigation by its tag or by a whole class/id token."""
+    if el.tag in _NOISE_TAGS:
+        return True
+    cls = el.get("class")
+    ident = el.get("id")
+    if cls is None and ident is None:
+        return False
+    return _NOISE_TOKEN.search(f"{ident or ''} {cls or ''}") is not None
+
+
+def blank_noise_containers(blockset: Blockset, flagged: list[int]) -> int:
+    """``noise_containers``: empty the blocks of flagged elements; return how many were blanked.
+
+    An element holding more than ``NOISE_MAX_SHARE`` of the page's text is a
+    page wrapper, not noise, and is left alone. Blanked blocks stay in the
+    blockset as empty blocks (the separators remain, as layout).
+    """
+    if not flagged:
         return 0
-    total = len(_STRING(body))
-    dropped = 0
-    for el in _NOISE(root):
-        parent = el.getparent()
-        if parent is None or el.tag in ("html", "body"):
+    text, blocknum, link_chars = blockset.text, blockset.blocknum, blockset.link_chars
+    total = sum(blocknum)
+    blanked = 0
+    for k in flagged:
+        region = blockset.block_range(k)
+        if region is None or not region or not text[region.start : region.stop]:
             continue
-        if el.tag not in ("footer", "nav", "aside") and not _NOISE_TOKEN.search(
-            f"{el.get('id', '')} {el.get('class', '')}"
-        ):
+        if sum(blocknum[region.start : region.stop]) > NOISE_MAX_SHARE * total:
             continue
-        if len(_STRING(el)) > NOISE_MAX_SHARE * total:
-            continue
-        _drop_tree(el, parent)
-        dropped += 1
-    return dropped
+        for i in region:
+            if text[i]:
+                text[i], blocknum[i], link_chars[i] = "", 0, 0
+                blanked += 1
+    return blanked
 
 
-def _drop_tree(el: etree._Element, parent: etree._Element) -> None:
-    """Remove ``el`` and its content but keep its tail text (lxml.html's drop_tree)."""
-    if el.tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + el.tail
-        else:
-            parent.text = (parent.text or "") + el.tail
-    parent.remove(el)
-
-
-def textnum(block: Block) -> int:
+def textnums(blockset: Blockset) -> list[int]:
     """``links_kept``: the blocknum the statistics see, link text not counted."""
-    return block.blocknum - block.link_chars
+    return [n - lc for n, lc in zip(blockset.blocknum, blockset.link_chars, strict=True)]
 
 
 def container_region(
-    blockset: Blockset, stats: BlockStatistics, share: float = 1.0
+    blockset: Blockset, stats: BlockStatistics, textnum: list[int], share: float = 1.0
 ) -> range | None:
     """``container``: the block range of the element holding the rule-① runs.
 
@@ -150,8 +138,8 @@ def container_region(
     that repeat an earlier block's text are not counted (``duplicate_blocks``:
     pages that carry the article twice, for print or mobile).
     """
-    blocks = blockset.blocks
-    index = {id(el): k for k, el in enumerate(blockset.elements)}
+    text = blockset.text
+    index: dict[int, int] | None = None
     weight: dict[int, int] = {}
     depth: dict[int, int] = {}
     total = 0
@@ -160,19 +148,21 @@ def container_region(
         if run.rule != 1:
             continue
         for i in run.indices:
-            n = textnum(blocks[i])
-            if not n or blocks[i].text in seen:
+            n = textnum[i]
+            if not n or text[i] in seen:
                 continue
-            seen.add(blocks[i].text)
+            seen.add(text[i])
             total += n
+            if index is None:
+                index = {id(el): k for k, el in enumerate(blockset.elements)}
             chain = []
-            el = blockset.container(blocks[i])
+            el = blockset.container(i)
             while el is not None:
                 chain.append(el)
                 el = el.getparent()
             for d, anc in enumerate(reversed(chain)):
                 k = index.get(id(anc))
-                if k is not None and k in blockset.first_block:
+                if k is not None:
                     weight[k] = weight.get(k, 0) + n
                     depth[k] = d
     if not total:
@@ -183,29 +173,28 @@ def container_region(
     return blockset.block_range(max(holding, key=lambda k: depth[k]))
 
 
-def select_body(blockset: Blockset, stats: BlockStatistics) -> list[int]:
+def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -> list[int]:
     """Blocks of the body: ``container`` and ``links_kept`` applied to mainblockset."""
-    blocks = blockset.blocks
+    text, blocknum, link_chars = blockset.text, blockset.blocknum, blockset.link_chars
     main = stats.mainblockset
     if not main:
         return []
     chosen: list[int] | range = main
-    region = container_region(blockset, stats, CONTAINER_SHARE)
+    region = container_region(blockset, stats, textnum, CONTAINER_SHARE)
     if region is not None:
-        region_text = sum(textnum(blocks[i]) for i in region)
-        main_text = sum(textnum(blocks[i]) for i in main)
+        region_text = sum(textnum[i] for i in region)
+        main_text = sum(textnum[i] for i in main)
         if region_text <= CONTAINER_RATIO * main_text:
             keep = {i for r in stats.runs if r.rule in RULES_KEPT_AS_IS for i in r.indices}
-            chosen = [i for i in region if i in keep or _SENTENCE.search(blocks[i].text)]
+            chosen = [i for i in region if text[i] and (i in keep or _SENTENCE.search(text[i]))]
     body = []
     seen: set[str] = set()
     for i in chosen:
-        block = blocks[i]
-        if not block.text or block.link_chars > MAX_LINK_DENSITY * block.blocknum:
+        if not text[i] or link_chars[i] > MAX_LINK_DENSITY * blocknum[i]:
             continue
-        if len(block.text) >= MIN_DUPLICATE_CHARS and block.text in seen:
+        if len(text[i]) >= MIN_DUPLICATE_CHARS and text[i] in seen:
             continue  # duplicate_blocks
-        seen.add(block.text)
+        seen.add(text[i])
         body.append(i)
     return body
 
@@ -232,26 +221,21 @@ def best_title(
     return None, None
 
 
-def text_time(blocks: list[Block], stats: BlockStatistics, tz: tzinfo) -> datetime | None:
+def text_time(blockset: Blockset, stats: BlockStatistics, tz: tzinfo) -> datetime | None:
     """The paper's time pattern near block_i/block_j (``nonempty_window``), then page order."""
     from .article import paper_time_blocks
 
-    seen: set[int] = set()
-    for block in paper_time_blocks(blocks, stats, nonempty=True):
-        seen.add(block.index)
-        found = find_date(block.text, tz)
+    text = blockset.text
+    for i in paper_time_blocks(blockset, stats, nonempty=True):
+        found = find_date(text[i], tz)
         if found is not None:
             return found
-    for block in blocks:
-        if block.text and block.index not in seen:
-            found = find_date(block.text, tz)
-            if found is not None:
-                return found
-    return None
+    # One regex pass over the page (blocks one per line) instead of one per block.
+    return find_date("\n".join(t for t in text if t), tz)
 
 
 def best_published(
-    blocks: list[Block],
+    blockset: Blockset,
     stats: BlockStatistics,
     meta: tuple[datetime, str] | None,
     url: str | None,
@@ -262,7 +246,7 @@ def best_published(
     Metadata wins, except that a date-only metadata value (midnight) gives way
     to a time found in the text on the same day.
     """
-    found = text_time(blocks, stats, tz)
+    found = text_time(blockset, stats, tz)
     if meta is not None:
         value, source = meta
         if (
@@ -290,21 +274,20 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     published_meta = meta_published(root, tz)
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
-    drop_noise_containers(root)
-    blockset = blockset_of(root, keep_links=True, type_i=BEST_TYPE_I, type_ii=BEST_TYPE_II)
-    blocks = blockset.blocks
-    stats = block_statistics([textnum(b) for b in blocks])
-    body = select_body(blockset, stats)
-
-    title, title_source = best_title(paper_title(blocks, stats, nonempty=True), meta, page_title)
-
-    published, source = best_published(blocks, stats, published_meta, url, tz)
+    marked, elements, flagged = mark_blocks(root, BEST_TYPE_I, BEST_TYPE_II, is_noise_container)
+    blockset = split_blocks(marked, elements, keep_links=True)
+    blank_noise_containers(blockset, flagged)
+    textnum = textnums(blockset)
+    stats = block_statistics(textnum)
+    body = select_body(blockset, stats, textnum)
+    title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
+    published, source = best_published(blockset, stats, published_meta, url, tz)
 
     return Article(
         title=title,
         published=published,
         published_source=source,
-        text="\n".join(blocks[i].text for i in body),
+        text="\n".join(blockset.text[i] for i in body),
         encoding=encoding,
         mode="best",
         url=url,
