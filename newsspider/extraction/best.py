@@ -72,6 +72,8 @@ CONTAINER_SHARE = 0.8
 RULES_KEPT_AS_IS = (1, 2)
 #: ``duplicate_blocks``: a line this long is never output twice.
 MIN_DUPLICATE_CHARS = 20
+#: ``container``: share of a larger region's text that must be prose.
+PROSE_SHARE = 0.9
 #: ``noise_containers``: never delete an element holding this share of the text.
 NOISE_MAX_SHARE = 0.5
 
@@ -173,6 +175,30 @@ def container_region(
     return blockset.block_range(max(holding, key=lambda k: depth[k]))
 
 
+def _plausible_region(
+    region: range,
+    candidate: list[int],
+    main: list[int],
+    textnum: list[int],
+    link_chars: list[int],
+) -> bool:
+    """``container``: is the region the article, not the whole page?
+
+    Yes when it holds at most ``CONTAINER_RATIO`` times the text of
+    mainblockset, or when it is prose through and through (the candidate body
+    blocks hold ``PROSE_SHARE`` of its text and links are rare), as in a long
+    article whose lines the smoothing cuts into many short runs.
+    """
+    region_text = sum(textnum[i] for i in region)
+    if region_text <= CONTAINER_RATIO * sum(textnum[i] for i in main):
+        return True
+    region_links = sum(link_chars[i] for i in region)
+    return (
+        sum(textnum[i] for i in candidate) >= PROSE_SHARE * region_text
+        and region_links <= (1 - PROSE_SHARE) * region_text
+    )
+
+
 def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -> list[int]:
     """Blocks of the body: ``container`` and ``links_kept`` applied to mainblockset."""
     text, blocknum, link_chars = blockset.text, blockset.blocknum, blockset.link_chars
@@ -182,11 +208,10 @@ def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) 
     chosen: list[int] | range = main
     region = container_region(blockset, stats, textnum, CONTAINER_SHARE)
     if region is not None:
-        region_text = sum(textnum[i] for i in region)
-        main_text = sum(textnum[i] for i in main)
-        if region_text <= CONTAINER_RATIO * main_text:
-            keep = {i for r in stats.runs if r.rule in RULES_KEPT_AS_IS for i in r.indices}
-            chosen = [i for i in region if text[i] and (i in keep or _SENTENCE.search(text[i]))]
+        keep = {i for r in stats.runs if r.rule in RULES_KEPT_AS_IS for i in r.indices}
+        candidate = [i for i in region if text[i] and (i in keep or _SENTENCE.search(text[i]))]
+        if _plausible_region(region, candidate, main, textnum, link_chars):
+            chosen = candidate
     body = []
     seen: set[str] = set()
     for i in chosen:
