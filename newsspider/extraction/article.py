@@ -49,9 +49,17 @@ _MARKER_BYTES = (b"\xee\x80", b"\xee\x81", b"\xee\x82", b"\xee\x83", b"\xf3", b"
 _PARSER = etree.HTMLParser(encoding="utf-8", default_doctype=False)
 
 
-def parse_html(text: str) -> etree._Element | None:
-    """Parse (and repair, §A1 step 1) a decoded page; None when lxml finds no document."""
-    data = _XML_DECLARATION.sub("", text, count=1).encode("utf-8", "surrogatepass")
+def parse_html(text: str, raw: bytes | None = None) -> etree._Element | None:
+    """Parse (and repair, §A1 step 1) a decoded page; None when lxml finds no document.
+
+    ``raw`` may carry the page's own bytes when they are exactly the UTF-8 of
+    ``text`` (a strict UTF-8 decode without BOM): they are parsed as they are,
+    which saves re-encoding the page.
+    """
+    if raw is not None and not text.lstrip().startswith("<?xml"):
+        data = raw
+    else:
+        data = _XML_DECLARATION.sub("", text, count=1).encode("utf-8", "surrogatepass")
     if any(marker in data for marker in _MARKER_BYTES):  # rare: markers' code points in use
         data = strip_private_use(data.decode("utf-8", "surrogatepass")).encode(
             "utf-8", "surrogatepass"
@@ -115,7 +123,13 @@ def extract_article(
         text, encoding = html, "unicode"
     else:
         raise TypeError(f"html must be bytes or str, not {type(html).__name__}")
-    root = parse_html(text)
+    same_bytes = (
+        isinstance(html, bytes)
+        and encoding == "utf-8"
+        and "\ufffd" not in text  # no replacement: the decode was strict
+        and not html.startswith(b"\xef\xbb\xbf")
+    )
+    root = parse_html(text, html if same_bytes else None)
     if root is None:
         return Article(None, None, None, "", encoding, mode, url)
     if mode == "paper":
