@@ -1,0 +1,80 @@
+"""Ablation of the best mode: each named improvement switched off alone.
+
+Not a test. For every improvement documented in ``newsspider/extraction/best.py``
+this runs the best mode without it over the labelled datasets and prints the
+F1 / qualified % / title / date figures beside the full best mode and the
+paper mode, so each improvement's contribution is a measured number.
+
+    python benchmarks/ablation.py [DATASETS_DIR] [--datasets cwced-zh,cx163-zh,scrapinghub-en]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from newsspider.evaluation import evaluate, load_cases  # noqa: E402
+from newsspider.extraction import best, blocks, extract_article  # noqa: E402
+
+DEFAULT_DIR = REPO.parent / "shared" / "datasets"
+
+
+@contextlib.contextmanager
+def patched(obj: object, **values: object) -> Iterator[None]:
+    old = {k: getattr(obj, k) for k in values}
+    for k, v in values.items():
+        setattr(obj, k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            setattr(obj, k, v)
+
+
+def _split_without_links(marked, elements, *, keep_links):
+    return blocks.split_blocks(marked, elements, keep_links=False)
+
+
+ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
+    "form_is_layout": lambda: patched(best, BEST_TYPE_I=blocks.TYPE_I, BEST_TYPE_II=blocks.TYPE_II),
+    "noise_containers": lambda: patched(best, is_noise_container=lambda el: False),
+    "links_kept": lambda: patched(best, split_blocks=_split_without_links),
+    "container": lambda: patched(best, container_region=lambda *a, **k: None),
+    "duplicate_blocks": lambda: patched(best, MIN_DUPLICATE_CHARS=10**9),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("datasets_dir", nargs="?", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("--datasets", default="cwced-zh,cx163-zh,scrapinghub-en")
+    args = parser.parse_args()
+    names = args.datasets.split(",")
+    cases = {n: list(load_cases(args.datasets_dir / n)) for n in names}
+    rows = []
+
+    def run(label: str, mode: str = "best") -> None:
+        cells = []
+        for n in names:
+            r = evaluate(cases[n], lambda raw, url: extract_article(raw, url, mode=mode))
+            cells.append(f"{r.f1:.3f} / {100 * r.qualified:.1f}")
+        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    run("best (all improvements)")
+    for name, ablate in ABLATIONS.items():
+        with ablate():
+            run(f"best without `{name}`")
+    run("paper", mode="paper")
+    print("| variant | " + " | ".join(f"{n} F1 / qualified %" for n in names) + " |")
+    print("|---|" + "---|" * len(names))
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
