@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.pgserver"]
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 DATASETS = SHARED / "datasets"
 

@@ -1,0 +1,162 @@
+"""The line-hash table of Li & Jiang 2012 §2.2 (ALGORITHMS.md §B3) kept in SQL.
+
+Same semantics as the pure :class:`newsspider.extraction.linehash.LineTable`, but ``LC`` and
+``RC`` live in ``line_counts`` and ``site_line_stats`` so they survive runs and are shared by
+processes. Per page the cost is a fixed handful of statements, whatever its length: read
+``RC``, one upsert ``LC = LC + n`` (an executemany), one ``SELECT ... IN`` for the resulting
+counts, one ``UPDATE`` of ``RC``. The keep-or-drop decision is made only by the pure
+functions of ``linehash`` (:func:`decide_page`, :func:`keep_line`, :func:`should_prune`'s
+threshold), never re-implemented here.
+
+The caller owns the session and its transaction (commit once per page or per batch).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
+
+from newsspider.extraction.linehash import (
+    DEFAULT_L,
+    CleanResult,
+    LineTable,
+    decide_page,
+    line_md5,
+    page_counts,
+    prune_due,
+    prune_threshold,
+    split_lines,
+)
+
+from .db import chunked, dialect_insert
+from .models import LineCount, SiteLineStats
+
+logger = logging.getLogger(__name__)
+
+LINE_COUNTS = LineCount.__table__
+SITE_LINE_STATS = SiteLineStats.__table__
+
+
+class SqlLineTable:
+    """Per-site line table in SQL; ``clean(text)`` behaves exactly like ``LineTable.clean``.
+
+    ``L`` and ``once_per_page`` are as in ``linehash`` (``once_per_page=False`` is paper
+    mode). ``prune_every`` pages after the last pruning, records with ``LC <= RC / 100`` are
+    deleted (§B3 step 4); 0 turns automatic pruning off.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        site: str,
+        L: int = DEFAULT_L,
+        once_per_page: bool = True,
+        prune_every: int = 100,
+    ) -> None:
+        self.session = session
+        self.site = site
+        self.L = L
+        self.once_per_page = once_per_page
+        self.prune_every = prune_every
+
+    def _stats(self) -> tuple[int, int]:
+        """``(RC, pruned_at_RC)`` of the site, creating its row at 0 when missing.
+
+        The row is looked up every time rather than remembered as created, so a caller's
+        rollback cannot leave this object believing in a row that is gone.
+        """
+        query = select(SITE_LINE_STATS.c.RC, SITE_LINE_STATS.c.pruned_at_RC).where(
+            SITE_LINE_STATS.c.site == self.site
+        )
+        row = self.session.execute(query).first()
+        if row is None:
+            insert = dialect_insert(self.session, SITE_LINE_STATS).values(
+                site=self.site, RC=0, pruned_at_RC=0
+            )
+            # Two processes may both find no row: the loser's insert does nothing.
+            self.session.execute(
+                insert.on_conflict_do_nothing(index_elements=[SITE_LINE_STATS.c.site])
+            )
+            row = self.session.execute(query).one()
+        return int(row.RC), int(row.pruned_at_RC)
+
+    @property
+    def RC(self) -> int:
+        """Pages of this site counted so far (§B3 step 3)."""
+        return self._stats()[0]
+
+    def clean(self, text: str) -> CleanResult:
+        """Denoise one page and learn from it (§B3 steps 1-3, and 4 when due).
+
+        As in ``LineTable.clean``, a page without any non-empty line is returned untouched
+        and not counted.
+        """
+        lines = split_lines(text)
+        if not lines:
+            return CleanResult("", 0, 0, [])
+        md5s = [line_md5(s) for s in lines]
+        counts = page_counts(md5s, once_per_page=self.once_per_page)
+        RC, pruned_at_RC = self._stats()
+
+        # Step 2, batched: LC += n for every line of the page. Sorted so that concurrent
+        # writers lock rows in one order (no deadlock on PostgreSQL).
+        stmt = dialect_insert(self.session, LINE_COUNTS)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[LINE_COUNTS.c.site, LINE_COUNTS.c.md5],
+            set_={LINE_COUNTS.c.LC: LINE_COUNTS.c.LC + stmt.excluded.LC},
+        )
+        params = [{"site": self.site, "md5": h, "LC": counts[h]} for h in sorted(counts)]
+        self.session.execute(stmt, params)
+
+        LC_after: dict[str, int] = {}
+        for chunk in chunked(list(counts)):
+            rows = self.session.execute(
+                select(LINE_COUNTS.c.md5, LINE_COUNTS.c.LC).where(
+                    LINE_COUNTS.c.site == self.site, LINE_COUNTS.c.md5.in_(chunk)
+                )
+            )
+            LC_after.update({r.md5: int(r.LC) for r in rows})
+        result = decide_page(lines, md5s, LC_after, RC, self.L, once_per_page=self.once_per_page)
+
+        # Step 3: RC += 1 after the page, in SQL so concurrent writers do not lose counts.
+        self.session.execute(
+            update(SITE_LINE_STATS)
+            .where(SITE_LINE_STATS.c.site == self.site)
+            .values({SITE_LINE_STATS.c.RC: SITE_LINE_STATS.c.RC + 1})
+        )
+        if prune_due(RC + 1, pruned_at_RC, self.prune_every):
+            self.prune()
+        return result
+
+    def prune(self) -> int:
+        """§B3 step 4: delete this site's records with ``LC <= RC / 100``; return how many."""
+        RC = self._stats()[0]
+        deleted = self.session.execute(
+            delete(LINE_COUNTS).where(
+                LINE_COUNTS.c.site == self.site,
+                LINE_COUNTS.c.LC <= prune_threshold(RC),
+            )
+        ).rowcount
+        self.session.execute(
+            update(SITE_LINE_STATS)
+            .where(SITE_LINE_STATS.c.site == self.site)
+            .values({SITE_LINE_STATS.c.pruned_at_RC: RC})
+        )
+        logger.info("line table %s: pruned %s records at RC=%s", self.site, deleted, RC)
+        return int(deleted)
+
+    def snapshot(self) -> LineTable:
+        """The site's state as a pure ``LineTable`` (for inspection, tests and re-cleaning)."""
+        RC, pruned_at_RC = self._stats()
+        rows = self.session.execute(
+            select(LINE_COUNTS.c.md5, LINE_COUNTS.c.LC).where(LINE_COUNTS.c.site == self.site)
+        )
+        return LineTable(
+            LC={r.md5: int(r.LC) for r in rows},
+            RC=RC,
+            L=self.L,
+            prune_every=self.prune_every,
+            pruned_at_RC=pruned_at_RC,
+        )
