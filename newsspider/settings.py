@@ -16,3 +16,27 @@ FEED_EXPORT_ENCODING = "utf-8"
 # Extraction mode used by `scrapy extract`/`evaluate` defaults and the crawl pipeline:
 # "best" (default, our improved method) or "paper" (Zou & Zhong 2011 alone).
 EXTRACTION_MODE = "best"
+
+# Item pipelines (newsspider/pipelines): extraction, then line-hash cleaning + SQL.
+ITEM_PIPELINES = {
+    "newsspider.pipelines.ExtractionPipeline": 300,
+    "newsspider.pipelines.CorpusPipeline": 800,
+}
+# SQLAlchemy URL; None: $DATABASE_URL, else sqlite:///<project>/data/corpus.db
+DATABASE_URL = None
+NEWS_DB_BATCH = 50  # articles per transaction
+NEWS_DB_BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for a lock
+# Li & Jiang 2012 line-hash table (ALGORITHMS.md §B3)
+LINEHASH_ENABLED = True
+LINEHASH_L = 50
+LINEHASH_PRUNE_EVERY = 100
+LINEHASH_ONCE_PER_PAGE = True
+
+# Offline replay / recording (newsspider/replay.py). Off unless set:
+#   -s REPLAY_ARCHIVE=x.warc.gz  answer every request from the archive, never download
+#   -s WARC_OUTPUT=x.warc.gz     record every downloaded response
+# 950: after robots.txt, user-agent and cookie middlewares, as in a live crawl.
+DOWNLOADER_MIDDLEWARES = {"newsspider.replay.WarcReplayMiddleware": 950}
+EXTENSIONS = {"newsspider.replay.WarcRecorderExtension": 500}
+REPLAY_ARCHIVE = None
+WARC_OUTPUT = None

@@ -130,6 +130,29 @@ class SqlLineTable:
             self.prune()
         return result
 
+    def apply(self, text: str) -> CleanResult:
+        """Filter one page with the table as it stands, without learning from it.
+
+        For pages that must not be counted (our improvement "skip exact duplicate
+        pages before counting", ALGORITHMS.md §B3): a page whose exact text is
+        already stored would otherwise count its lines twice, and mirrors of
+        one article would erase each other.
+        """
+        lines = split_lines(text)
+        if not lines:
+            return CleanResult("", 0, 0, [])
+        md5s = [line_md5(s) for s in lines]
+        RC = self._stats()[0]
+        LC_now: dict[str, int] = dict.fromkeys(md5s, 0)
+        for chunk in chunked(list(LC_now)):
+            rows = self.session.execute(
+                select(LINE_COUNTS.c.md5, LINE_COUNTS.c.LC).where(
+                    LINE_COUNTS.c.site == self.site, LINE_COUNTS.c.md5.in_(chunk)
+                )
+            )
+            LC_now.update({r.md5: int(r.LC) for r in rows})
+        return decide_page(lines, md5s, LC_now, RC, self.L, once_per_page=True)
+
     def prune(self) -> int:
         """§B3 step 4: delete this site's records with ``LC <= RC / 100``; return how many."""
         RC = self._stats()[0]

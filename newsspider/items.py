@@ -1,0 +1,76 @@
+"""The crawl's one item type.
+
+``ArticleItem`` carries the fields of Li & Jiang 2012 fig. 2 under the paper's
+names (``urladdr``, ``source``, ``title``, ``newstime``, ``content``), which are
+also the stored columns, plus what the pipeline needs in between: the response
+as fetched (``html`` bytes, so decoding stays the extractor's job, and the
+headers carrying the charset) and the extraction outputs it fills in.
+
+The spider fills the first six fields; the pipeline fills the rest.  Pipelines
+read and write it only through ``ItemAdapter(item)``, so it can change shape
+without touching them.
+
+Field ``serializer`` metadata (honoured by Scrapy's feed exporters) makes
+``-o items.jsonl`` work: ``html`` is written as base64 (JSON has no bytes) and
+the times as ISO 8601 with their offset (Scrapy's JSON encoder drops it).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from datetime import datetime
+
+__all__ = ["ArticleItem"]
+
+
+def _export_bytes(value: bytes) -> str:
+    """Feed-export form of ``html``: base64, lossless whatever the page's charset."""
+    return base64.b64encode(value).decode("ascii")
+
+
+def _export_time(value: datetime | None) -> str | None:
+    """Feed-export form of a time: ISO 8601 keeping the offset."""
+    return None if value is None else value.isoformat()
+
+
+_BYTES = {"serializer": _export_bytes}
+_TIME = {"serializer": _export_time}
+
+
+@dataclass(slots=True)
+class ArticleItem:
+    """One fetched article page and, once extracted, its headline, time and body.
+
+    Set by the spider:
+
+    - ``urladdr``: the page's URL after redirects (fig. 2 ``urladdr``);
+    - ``site``: the key of its :class:`~newsspider.sites.Site` row;
+    - ``source``: the site's display name (fig. 2 ``source``, e.g. 网易新闻);
+    - ``html``: the body bytes exactly as served (GBK stays GBK);
+    - ``headers``: a few response headers as ``str`` (``Content-Type`` at
+      least, when sent), for the charset and as date hints;
+    - ``fetched_at``: when it was fetched, timezone-aware UTC.
+
+    Filled by the extraction pipeline:
+
+    - ``title``, ``newstime`` (aware) and ``newstime_source`` (where the time
+      came from, as in ``extraction.model.Article.published_source``);
+    - ``raw_text``: the extracted body, one block per line;
+    - ``content``: ``raw_text`` after the line-hash filter (Li & Jiang §2.2),
+      the fig. 2 ``content``;
+    - ``encoding``: the encoding the bytes were decoded with.
+    """
+
+    urladdr: str
+    site: str
+    source: str
+    html: bytes = field(repr=False, metadata=_BYTES)
+    headers: dict[str, str]
+    fetched_at: datetime = field(metadata=_TIME)
+    title: str | None = None
+    newstime: datetime | None = field(default=None, metadata=_TIME)
+    newstime_source: str | None = None
+    raw_text: str = field(default="", repr=False)
+    content: str = field(default="", repr=False)
+    encoding: str | None = None

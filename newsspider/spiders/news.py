@@ -1,0 +1,408 @@
+"""``NewsSpider``: the one crawl strategy, driven by a :class:`~newsspider.sites.Site` row.
+
+A crawl starts from the row's section pages and feeds, follows links that stay
+inside ``allowed_domains``, and sorts each by the row's URL patterns:
+
+- article URLs go to :meth:`NewsSpider.parse_article`, which yields one
+  :class:`~newsspider.items.ArticleItem` with the raw response (extraction is
+  the pipeline's job, so a crawl can be re-extracted without refetching);
+- list URLs are followed with :meth:`NewsSpider.parse` and never stored;
+- anything else is ignored, which keeps a crawl on news and off the portals'
+  mail, shop and login pages.
+
+Article URLs are canonicalised (:meth:`Site.canonical_url`) before the request
+is made, so Scrapy's default dupefilter fetches each article once per run
+however its links are decorated.
+
+Spider arguments (``-a``):
+
+- ``start_urls=URL,URL``: crawl from these instead of the row's start pages,
+  and skip its feeds; an article URL among them is fetched as an article;
+- ``limit=N``: stop after N articles.  It counts the items this spider yields
+  (before pipelines, unlike ``CLOSESPIDER_ITEMCOUNT``, which counts items that
+  passed them); the Nth raises ``CloseSpider("limit")``, and responses still in
+  flight then yield nothing, so exactly N items leave the spider.
+
+Setting ``NEWS_SITEMAPS_PER_INDEX`` (default 2, 0 = all): how many sitemaps of
+a sitemap index are read, newest first, so a nightly run does not queue a
+site's whole archive.
+
+Stats: ``newsspider/articles_found/<site>`` (article pages fetched and
+yielded), ``newsspider/list_pages/<site>`` (start and list pages parsed),
+``newsspider/feed_links/<site>`` (links read from feeds) and
+``newsspider/redirected_off_pattern/<site>`` (article requests that redirected
+to a non-article URL, e.g. a deleted story sent to the home page).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Self
+
+from lxml import etree
+from scrapy import Request, Spider
+from scrapy.exceptions import CloseSpider
+from scrapy.http import Response, TextResponse
+from scrapy.linkextractors import LinkExtractor
+from scrapy.utils.gz import gunzip
+
+from newsspider.items import ArticleItem
+from newsspider.sites import Feed, FeedKind, Site
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = [
+    "DEFAULT_DEPTH_LIMIT",
+    "DEFAULT_SITEMAPS_PER_INDEX",
+    "ITEM_HEADERS",
+    "FeedLinks",
+    "NewsSpider",
+    "feed_links",
+    "json_urls",
+    "spider_class",
+]
+
+#: Start page (0) → list page (1) → article (2): enough for section pages and
+#: sitemap indexes without wandering the portal.  Override with -s DEPTH_LIMIT=N.
+DEFAULT_DEPTH_LIMIT = 2
+
+#: Response headers copied into the item: the charset, and date hints.
+ITEM_HEADERS: tuple[str, ...] = ("Content-Type", "Content-Language", "Last-Modified")
+
+#: Article requests go before list requests, so a ``limit`` run or a stopped
+#: crawl has articles, not a queue of section pages.
+ARTICLE_PRIORITY = 1
+
+#: Sitemaps read from one sitemap index, newest first (by URL, descending:
+#: Zaobao's are ``sitemap-YYYYMM.xml`` back to 2016, half a million articles).
+#: Setting ``NEWS_SITEMAPS_PER_INDEX``; 0 reads them all (a backfill).
+DEFAULT_SITEMAPS_PER_INDEX = 2
+
+#: Feeds larger than this (after gunzip) are not read: a sitemap is at most 50 MB.
+MAX_FEED_BYTES = 64 * 1024 * 1024
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_JSONP = re.compile(r"^\s*[\w$.]+\s*\((.*)\)\s*;?\s*$", re.S)
+_XML_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, recover=True, remove_comments=True
+)
+_XP_SITEMAP_LOCS = etree.XPath("/*/*[local-name()='sitemap']/*[local-name()='loc']/text()")
+_XP_URL_LOCS = etree.XPath("/*/*[local-name()='url']/*[local-name()='loc']/text()")
+_XP_RSS_LINKS = etree.XPath("//*[local-name()='item']/*[local-name()='link']/text()")
+_XP_ATOM_LINKS = etree.XPath(
+    "//*[local-name()='entry']/*[local-name()='link'][not(@rel) or @rel='alternate']/@href"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedLinks:
+    """What a feed points to: pages, and (for a sitemap index) further sitemaps."""
+
+    pages: tuple[str, ...] = ()
+    sitemaps: tuple[str, ...] = ()
+
+
+def _unique(urls: Iterable[str]) -> tuple[str, ...]:
+    """Stripped, non-empty, first occurrence kept (feeds repeat links)."""
+    return tuple(dict.fromkeys(u.strip() for u in urls if u and u.strip()))
+
+
+def _decode_json_bytes(body: bytes) -> str:
+    """JSON bytes as text: UTF-8, else GB18030 (NetEase's JSONP lists are GBK)."""
+    try:
+        return body.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return body.decode("gb18030", errors="replace")
+
+
+def json_urls(value: Any) -> Iterator[str]:
+    """Every http(s) or protocol-relative URL string anywhere in a JSON value.
+
+    Walking the whole document instead of naming fields (Sina's ``url``,
+    NetEase's ``docurl``, Xinhua's ``publishUrl``) lets one function read
+    every list API; the site's patterns then pick the articles.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith(("http://", "https://")):
+            yield text
+        elif text.startswith("//"):
+            yield "https:" + text
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from json_urls(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from json_urls(item)
+
+
+def _xml_feed_links(body: bytes) -> FeedLinks:
+    """Links of an RSS 2.0/1.0, Atom, sitemap or sitemap-index document (the root decides)."""
+    try:
+        root = etree.fromstring(body, _XML_PARSER)
+    except etree.XMLSyntaxError:
+        return FeedLinks()
+    if root is None or not isinstance(root.tag, str):
+        return FeedLinks()
+    kind = etree.QName(root).localname.lower()
+    if kind == "sitemapindex":
+        return FeedLinks(sitemaps=_unique(_XP_SITEMAP_LOCS(root)))
+    if kind == "urlset":
+        return FeedLinks(pages=_unique(_XP_URL_LOCS(root)))
+    if kind == "feed":
+        return FeedLinks(pages=_unique(_XP_ATOM_LINKS(root)))
+    return FeedLinks(pages=_unique(_XP_RSS_LINKS(root)))  # rss, rdf:RDF
+
+
+def feed_links(body: bytes, kind: FeedKind) -> FeedLinks:
+    """Parse one feed body into links; empty when it is not what ``kind`` says.
+
+    ``rss`` and ``sitemap`` are read by the XML root, so a mislabelled feed
+    still works; gzipped bodies (``sitemap.xml.gz``) are unpacked first.
+    Never raises on bad input: a dead feed is a log line, not a failed crawl.
+    """
+    if body.startswith(_GZIP_MAGIC):
+        try:
+            body = gunzip(body, max_size=MAX_FEED_BYTES)
+        except (OSError, ValueError, EOFError):
+            return FeedLinks()
+    if kind in ("rss", "sitemap"):
+        return _xml_feed_links(body)
+    text = _decode_json_bytes(body)
+    if kind == "jsonp" and (m := _JSONP.match(text)):
+        text = m.group(1)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return FeedLinks()
+    return FeedLinks(pages=_unique(json_urls(data)))
+
+
+class NewsSpider(Spider):
+    """The crawl of one site, configured entirely by its :class:`Site` row.
+
+    A subclass only sets ``site``; ``name`` and ``allowed_domains`` follow
+    from it (``__init_subclass__``), so a row is all a new site needs.
+    """
+
+    site: Site
+    allowed_domains: list[str]
+    custom_settings = {"DEPTH_LIMIT": DEFAULT_DEPTH_LIMIT}  # noqa: RUF012 (Scrapy's own type)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Derive ``name`` and ``allowed_domains`` from a ``site`` set on the class."""
+        super().__init_subclass__(**kwargs)
+        site = cls.__dict__.get("site")
+        if isinstance(site, Site):
+            if "name" not in cls.__dict__:
+                cls.name = site.key
+            cls.allowed_domains = list(site.allowed_domains)
+
+    def __init__(
+        self,
+        *args: Any,
+        start_urls: str | Iterable[str] | None = None,
+        limit: str | int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        if not isinstance(getattr(type(self), "site", None), Site):
+            raise TypeError(f"{type(self).__name__} has no Site row (set `site`)")
+        if isinstance(start_urls, str):
+            start_urls = start_urls.split(",")
+        override = [u.strip() for u in start_urls or () if u.strip()]
+        #: The row's feeds are read only without a start_urls override.
+        self.use_feeds = not override
+        self.start_urls = override or list(self.site.start_urls)
+        self.limit = int(limit) if limit not in (None, "") else None
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"limit must be a positive integer, not {limit!r}")
+        self.articles_yielded = 0
+        self.sitemaps_per_index = DEFAULT_SITEMAPS_PER_INDEX
+        # Domains are checked by request_for (Site.owns, on the host name like
+        # OffsiteMiddleware; LinkExtractor's allow_domains compares host:port).
+        # The default deny_extensions keep images, archives and media out.
+        self._links = LinkExtractor(unique=True)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        """Read the spider's settings once, here (STYLE.md: settings in from_crawler)."""
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.sitemaps_per_index = crawler.settings.getint(
+            "NEWS_SITEMAPS_PER_INDEX", DEFAULT_SITEMAPS_PER_INDEX
+        )
+        return spider
+
+    # -- helpers ---------------------------------------------------------------
+
+    @property
+    def limit_reached(self) -> bool:
+        """True once ``limit`` articles have been yielded."""
+        return self.limit is not None and self.articles_yielded >= self.limit
+
+    def _stat(self, name: str, count: int = 1) -> None:
+        self.crawler.stats.inc_value(f"newsspider/{name}/{self.site.key}", count)
+
+    def _depth_allows_lists(self, response: Response) -> bool:
+        """Would a list page linked from here still get its links followed?
+
+        A list page at the depth limit is pure cost: every link it holds is
+        dropped by DepthMiddleware, so it is not requested at all.
+        """
+        max_depth = self.settings.getint("DEPTH_LIMIT")
+        return max_depth <= 0 or response.meta.get("depth", 0) + 2 <= max_depth
+
+    def request_for(self, url: str, *, lists: bool = True) -> Request | None:
+        """The request for a discovered link, or None when it is not followed.
+
+        Off-site links are dropped here even when a pattern would match, so a
+        loose pattern cannot take the crawl elsewhere.
+        """
+        if not self.site.owns(url):
+            return None
+        canonical = self.site.canonical_url(url)
+        if self.site.is_article(canonical):
+            return Request(canonical, callback=self.parse_article, priority=ARTICLE_PRIORITY)
+        if lists and self.site.is_list(canonical):
+            return Request(canonical, callback=self.parse)
+        return None
+
+    def feed_request(self, feed: Feed) -> Request:
+        """GET a feed, or POST its JSON ``body`` when it has one."""
+        if feed.body is None:
+            return Request(feed.url, callback=self.parse_feed, cb_kwargs={"kind": feed.kind})
+        return Request(
+            feed.url,
+            method="POST",
+            body=feed.body,
+            headers={"Content-Type": "application/json"},
+            callback=self.parse_feed,
+            cb_kwargs={"kind": feed.kind},
+        )
+
+    # -- callbacks -------------------------------------------------------------
+
+    async def start(self) -> AsyncIterator[Request]:
+        """The start pages (or the ``start_urls`` override), then the row's feeds."""
+        for url in self.start_urls:
+            if not self.site.owns(url):
+                self.logger.warning("start URL %s is outside %s", url, self.site.allowed_domains)
+            canonical = self.site.canonical_url(url)
+            # Chosen by hand, so allowed even off-site; but not dont_filter,
+            # so a list page linking back to a start page is not fetched twice.
+            meta = {"allow_offsite": True}
+            if self.site.is_article(canonical):
+                yield Request(canonical, callback=self.parse_article, meta=meta)
+            else:
+                yield Request(url, callback=self.parse, meta=meta)
+        if self.use_feeds:
+            for feed in self.site.feeds:
+                yield self.feed_request(feed)
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        """A start or list page: request its article and list links, store nothing."""
+        if self.limit_reached:
+            return
+        if not isinstance(response, TextResponse):
+            self.logger.debug("not a text page, skipped: %s", response.url)
+            return
+        self._stat("list_pages")
+        lists = self._depth_allows_lists(response)
+        n_articles = n_lists = 0
+        for link in self._links.extract_links(response):
+            request = self.request_for(link.url, lists=lists)
+            if request is None:
+                continue
+            if request.callback == self.parse_article:
+                n_articles += 1
+            else:
+                n_lists += 1
+            yield request
+        self.logger.debug(
+            "list page %s (depth %s): %s article links, %s list links",
+            response.url,
+            response.meta.get("depth", 0),
+            n_articles,
+            n_lists,
+        )
+
+    def parse_feed(self, response: Response, kind: FeedKind) -> Iterator[Request]:
+        """A feed: request its article links; a sitemap index's sitemaps are feeds too."""
+        if self.limit_reached:
+            return
+        links = feed_links(response.body, kind)
+        if not links.pages and not links.sitemaps:
+            self.logger.warning("feed %s (%s) gave no links", response.url, kind)
+            return
+        self._stat("feed_links", len(links.pages))
+        sitemaps = sorted((u for u in links.sitemaps if self.site.owns(u)), reverse=True)
+        if self.sitemaps_per_index > 0 and len(sitemaps) > self.sitemaps_per_index:
+            self.logger.info(
+                "sitemap index %s: reading the newest %s of %s sitemaps (NEWS_SITEMAPS_PER_INDEX)",
+                response.url,
+                self.sitemaps_per_index,
+                len(sitemaps),
+            )
+            sitemaps = sitemaps[: self.sitemaps_per_index]
+        for url in sitemaps:
+            yield Request(url, callback=self.parse_feed, cb_kwargs={"kind": "sitemap"})
+        lists = self._depth_allows_lists(response)
+        for url in links.pages:
+            if request := self.request_for(url, lists=lists):
+                yield request
+
+    def parse_article(self, response: Response) -> Iterator[ArticleItem]:
+        """An article page: yield it raw, for the pipeline to extract."""
+        if self.limit_reached:
+            return
+        url = self.site.canonical_url(response.url)
+        if not self.site.is_article(url):
+            self.logger.debug(
+                "article request %s ended off the article pattern at %s",
+                (response.meta.get("redirect_urls") or [response.url])[0],
+                response.url,
+            )
+            self._stat("redirected_off_pattern")
+            return
+        if not isinstance(response, TextResponse):
+            self.logger.debug("not a text page, skipped: %s", response.url)
+            return
+        headers = {
+            name: value.decode("latin-1")
+            for name in ITEM_HEADERS
+            if (value := response.headers.get(name)) is not None
+        }
+        self.articles_yielded += 1
+        self._stat("articles_found")
+        yield ArticleItem(
+            urladdr=url,
+            site=self.site.key,
+            source=self.site.source,
+            html=response.body,
+            headers=headers,
+            fetched_at=datetime.now(UTC),
+        )
+        if self.limit_reached:
+            self.logger.info("limit of %s articles reached, closing", self.limit)
+            raise CloseSpider("limit")
+
+
+def spider_class(site: Site, module: str) -> type[NewsSpider]:
+    """A ``NewsSpider`` subclass for one row, defined as if written in ``module``.
+
+    Scrapy's spider loader only lists classes whose ``__module__`` is the
+    module it imported, hence the argument.
+    """
+    name = "".join(part.title() for part in site.key.split("_")) + "Spider"
+    namespace = {
+        "site": site,
+        "__module__": module,
+        "__qualname__": name,
+        "__doc__": f"{site.source}: the NewsSpider of the {site.key!r} row.",
+    }
+    return type(name, (NewsSpider,), namespace)
