@@ -1,8 +1,8 @@
 """The crawl's one item type.
 
 ``ArticleItem`` carries the fields of Li & Jiang 2012 fig. 2 under the paper's
-names (``urladdr``, ``source``, ``title``, ``newstime``, ``content``), which are
-also the stored columns, plus what the pipeline needs in between: the response
+names (``urladdr``, ``source``, ``title``, ``newstime``, ``content``), plus
+what the pipeline needs in between: the response
 as fetched (``html`` bytes, so decoding stays the extractor's job, and the
 headers carrying the charset) and the extraction outputs it fills in.
 

@@ -40,3 +40,9 @@ DOWNLOADER_MIDDLEWARES = {"newsspider.replay.WarcReplayMiddleware": 950}
 EXTENSIONS = {"newsspider.replay.WarcRecorderExtension": 500}
 REPLAY_ARCHIVE = None
 WARC_OUTPUT = None
+
+# Sitemaps read per sitemap index, newest first; 0 = all (a backfill)
+NEWS_SITEMAPS_PER_INDEX = 2
+# Unattended crawls need no remote-control or telnet server listening on localhost.
+REMOTE_CONTROL_ENABLED = False
+TELNETCONSOLE_ENABLED = False
