@@ -47,6 +47,8 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "links_kept": lambda: patched(best, split_blocks=_split_without_links),
     "container": lambda: patched(best, container_region=lambda *a, **k: None),
     "duplicate_blocks": lambda: patched(best, MIN_DUPLICATE_CHARS=10**9),
+    "title_line": lambda: patched(best, drop_title_line=lambda blockset, body, title: body),
+    "edge_lines": lambda: patched(best, trim_edge_lines=lambda blockset, body, tz: body),
 }
 
 

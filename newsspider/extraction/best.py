@@ -36,6 +36,13 @@ stays untouched.
     ``CONTAINER_RATIO`` times the ``mainblockset``'s text (then it is the page
     itself and ``mainblockset`` is kept as is).
 
+``title_line`` and ``edge_lines`` (output)
+    The smoothing pulls the short lines next to the first and last paragraphs
+    into the runs: the headline (returned as ``Article.title`` already), the
+    date-and-source line, the editor line, a share prompt. A first line that
+    is the title, and short byline/breadcrumb/editor/share lines among the
+    outermost three at either end, are not body.
+
 ``meta_first`` (§1.2.3)
     Title: the paper's heading near ``block_i`` when it agrees with the
     page's ``<title>``/``og:title``; otherwise ``og:title``/JSON-LD, then the
@@ -224,6 +231,64 @@ def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) 
     return body
 
 
+#: ``edge_lines``: what a byline, breadcrumb, editor or share line looks like.
+_EDGE_LINE = re.compile(
+    r"^(?:当前位置|您的位置|您现在的位置|现在位置|位置)[:：]"
+    r"|(?:首页|主页)\s*(?:[>›»/]|&gt;)"
+    r"|^[(（【\[]?\s*(?:责任编辑|责编|编辑|作者|记者|来源|稿源|文章来源|本文来源)[:：]"
+    r"|^(?:分享到|转发到|收藏|打印|关闭窗口|返回顶部)"
+    r"|(?:来源|作者|编辑|点击|浏览|阅读|发布)(?:次数|量)?[:：]"
+)
+#: ``edge_lines``: lines this long are prose, never trimmed.
+EDGE_MAX_CHARS = 60
+#: ``edge_lines``: how many lines at each end are looked at.
+EDGE_LINES = 3
+
+
+def drop_title_line(blockset: Blockset, body: list[int], title: str | None) -> list[int]:
+    """``title_line``: the headline is the article's title, not its first paragraph.
+
+    The smoothing of §1.2.2 often pulls the ``h1`` into the first run; the
+    title is returned on its own (``Article.title``), so a first body line that
+    is the title is dropped.
+    """
+    if not body or not title:
+        return body
+    first, t = _norm(blockset.text[body[0]]), _norm(title)
+    if first and (first == t or (len(first) <= 2 * len(t) and t in first)):
+        return body[1:]
+    return body
+
+
+def trim_edge_lines(blockset: Blockset, body: list[int], tz: tzinfo) -> list[int]:
+    """``edge_lines``: drop byline, breadcrumb, editor and share lines at the body's ends.
+
+    The smoothing of §1.2.2 pulls the short lines next to the first and last
+    paragraphs into the runs: the date-and-source line under the headline, the
+    editor line after the last paragraph. A short line at either end that
+    looks like one of these (a date with 来源/作者, 责任编辑:, 当前位置:, 分享到)
+    is not body. Only the outermost ``EDGE_LINES`` lines at each end are
+    looked at, and never a line longer than ``EDGE_MAX_CHARS``.
+    """
+    text = blockset.text
+
+    def is_edge(i: int) -> bool:
+        t = text[i]
+        if len(t) > EDGE_MAX_CHARS:
+            return False
+        if _EDGE_LINE.search(t):
+            return True
+        found = find_date(t, tz)
+        return found is not None and len(t) <= 30
+
+    start, end = 0, len(body)
+    while start < min(EDGE_LINES, end) and is_edge(body[start]):
+        start += 1
+    while end > max(start, len(body) - EDGE_LINES) and is_edge(body[end - 1]):
+        end -= 1
+    return body[start:end]
+
+
 def _norm(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
@@ -304,8 +369,9 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     blank_noise_containers(blockset, flagged)
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
-    body = select_body(blockset, stats, textnum)
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
+    body = select_body(blockset, stats, textnum)
+    body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)
     published, source = best_published(blockset, stats, published_meta, url, tz)
 
     return Article(
