@@ -130,3 +130,16 @@ def test_extraction_is_pure():
     for f in Path(__file__).resolve().parents[1].joinpath("newsspider/extraction").rglob("*.py"):
         mods = re.findall(r"^\s*(?:from|import) (\w+)", f.read_text("utf-8"), re.M)
         assert not {"scrapy", "twisted", "sqlalchemy"} & set(mods), f
+
+
+def test_best_mode_drops_headline_byline_and_editor_lines_at_the_ends():
+    html = page(
+        before="<h1>新闻标题在这里</h1><p>2015-01-02 12:34　来源: 新华社</p>",
+        after="<p>（责任编辑：王晓明）</p><p>分享到：微博 微信</p>",
+    )
+    best = extract_article(html).text.split("\n")
+    assert best[0].startswith(PARAGRAPH) and best[-1].startswith(PARAGRAPH)
+    assert len(best) == 6
+    # A long line that merely mentions a source stays: only short edge lines go.
+    long_line = "来源：" + PARAGRAPH
+    assert long_line in extract_article(page(after=f"<p>{long_line}</p>")).text
