@@ -137,36 +137,31 @@ def _paragraphs(text: str | None) -> str:
 # adapters (each factory imports its library and returns the callable)
 
 
-def _trafilatura() -> Peer:
-    import trafilatura
-
-    def extract(raw: bytes, url: str | None) -> PeerResult:
-        doc = trafilatura.bare_extraction(raw, url=url, with_metadata=True)
-        if doc is None:
-            return PeerResult("")
-        return PeerResult(_paragraphs(doc.text), doc.title, parse_date(doc.date))
-
-    logging.getLogger("trafilatura").setLevel(logging.ERROR)
-    return Peer("trafilatura", trafilatura.__version__, extract)
-
-
-def _trafilatura_str() -> Peer:
-    """trafilatura on a str decoded by :func:`decode`.
+def _trafilatura(*, decoded: bool = False) -> Peer:
+    """trafilatura on the raw bytes, or (``decoded``) on a str decoded by :func:`decode`.
 
     Its own bytes path ignores ``<meta charset>`` and asks charset_normalizer,
-    which misreads some GB pages; this variant shows what it does once the
-    caller (Scrapy's ``response.text``, say) has decoded the page.
+    which misreads some GB pages; the decoded variant ("trafilatura-str") shows
+    what it does once the caller (Scrapy's ``response.text``, say) has decoded
+    the page.
     """
     import trafilatura
 
     def extract(raw: bytes, url: str | None) -> PeerResult:
-        doc = trafilatura.bare_extraction(decode(raw), url=url, with_metadata=True)
+        doc = trafilatura.bare_extraction(
+            decode(raw) if decoded else raw, url=url, with_metadata=True
+        )
         if doc is None:
             return PeerResult("")
         return PeerResult(_paragraphs(doc.text), doc.title, parse_date(doc.date))
 
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
-    return Peer("trafilatura-str", trafilatura.__version__, extract)
+    name = "trafilatura-str" if decoded else "trafilatura"
+    return Peer(name, trafilatura.__version__, extract)
+
+
+def _trafilatura_str() -> Peer:
+    return _trafilatura(decoded=True)
 
 
 def _readability() -> Peer:
