@@ -245,14 +245,17 @@ def mark_blocks(
     """
     etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, *type_i, with_tail=False)
     elements = list(root.iter(*type_ii))
-    flagged = [k for k, el in enumerate(elements) if flag(el)] if flag is not None else []
-    for k, el in enumerate(elements):
-        code = BASE + 2 * min(k, MAX_ELEMENTS)
-        sep = chr(code)
-        el.text = sep + el.text if el.text else sep
-        if el.tag not in VOID_TYPE_II:
-            sep = chr(code + 1)
-            el.tail = sep + el.tail if el.tail else sep
+    flagged: list[int] = []
+    void = VOID_TYPE_II
+    for k, el in enumerate(elements):  # the hot loop: one pass, locals only
+        if flag is not None and flag(el):
+            flagged.append(k)
+        code = BASE + 2 * (k if k < MAX_ELEMENTS else MAX_ELEMENTS)
+        text = el.text
+        el.text = chr(code) + text if text else chr(code)
+        if el.tag not in void:
+            tail = el.tail
+            el.tail = chr(code + 1) + tail if tail else chr(code + 1)
     for el in root.iter("a"):
         el.text = LINK_START + el.text if el.text else LINK_START
         el.tail = LINK_END + el.tail if el.tail else LINK_END
@@ -306,8 +309,9 @@ def _link_columns(
                 link_chars[j] = blocknum[j]
         seg = LINK_START + segs[i] if in_link else segs[i]
         in_link = seg.rfind(LINK_START) > seg.rfind(LINK_END)
-        outside = _LINK_MARK.sub("", _OPEN_LINK_SPAN.sub("", seg))
-        t = _LINK_MARK.sub("", text[i])
+        # str.replace, not re.sub, for single characters: ~5x faster here
+        outside = _OPEN_LINK_SPAN.sub("", seg).replace(LINK_END, "")
+        t = text[i].replace(LINK_START, "").replace(LINK_END, "")
         text[i] = t
         blocknum[i] = len(t) - t.count(" ")
         link_chars[i] = blocknum[i] - (len(outside) - outside.count(" "))
