@@ -16,6 +16,9 @@ FEED_EXPORT_ENCODING = "utf-8"
 # Extraction mode used by `scrapy extract`/`evaluate` defaults and the crawl pipeline:
 # "best" (default, our improved method) or "paper" (Zou & Zhong 2011 alone).
 EXTRACTION_MODE = "best"
+# Extraction method (newsspider/extraction/methods.py): blockstats (Zou & Zhong, default),
+# punctuation (Li & Jiang), xpath (Hou & Yang), visual, visual+blockstats (Jing & Zuo).
+EXTRACTOR = "blockstats"
 
 # Item pipelines (newsspider/pipelines): extraction, then line-hash cleaning + SQL.
 ITEM_PIPELINES = {

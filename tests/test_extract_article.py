@@ -143,3 +143,11 @@ def test_best_mode_drops_headline_byline_and_editor_lines_at_the_ends():
     # A long line that merely mentions a source stays: only short edge lines go.
     long_line = "来源：" + PARAGRAPH
     assert long_line in extract_article(page(after=f"<p>{long_line}</p>")).text
+
+
+def test_unknown_method_is_a_clear_error():
+    from newsspider.extraction.methods import get_method
+
+    with pytest.raises(ValueError, match="unknown extraction method"):
+        get_method("magic")
+    assert get_method("blockstats") is extract_article

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -19,6 +21,7 @@ from scrapy.exceptions import UsageError
 
 from newsspider.evaluation import evaluate, format_table
 from newsspider.extraction import MODES, extract_article
+from newsspider.extraction.methods import DEFAULT_METHOD, METHODS, get_method
 
 
 class Command(ScrapyCommand):
@@ -37,6 +40,11 @@ class Command(ScrapyCommand):
         parser.add_argument(
             "--mode", choices=(*MODES, "all"), default="best", help="paper, best or all"
         )
+        parser.add_argument(
+            "--method",
+            default=None,
+            help=f"extraction method: {', '.join(METHODS)} or all (default: EXTRACTOR setting)",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument("--cases", action="store_true", help="with --json: per-page rows")
         parser.add_argument("--worst", type=int, default=0, help="list the N worst pages")
@@ -49,14 +57,27 @@ class Command(ScrapyCommand):
             if not (d / "cases.jsonl").is_file():
                 raise UsageError(f"{d} is not a dataset folder (no cases.jsonl)")
         modes = MODES if opts.mode == "all" else (opts.mode,)
+        method = opts.method or self.settings.get("EXTRACTOR", DEFAULT_METHOD)
+        if method != "all" and method not in METHODS:
+            raise UsageError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+        runs: list[tuple[str, Callable]] = []
+        for name in METHODS if method == "all" else (method,):
+            if name == "blockstats":
+                for mode in modes:
+                    runs.append((f"blockstats-{mode}", partial(extract_article, mode=mode)))
+                continue
+            try:
+                runs.append((name, get_method(name)))
+            except ImportError as exc:
+                print(f"skipping {name}: {exc}")  # noqa: T201
         reports = []
         for d in dirs:
-            for mode in modes:
+            for label, fn in runs:
 
-                def extract(raw: bytes, url: str | None, mode: str = mode):
-                    return extract_article(raw, url, mode=mode)
+                def extract(raw: bytes, url: str | None, fn: Callable = fn):
+                    return fn(raw, url)
 
-                reports.append(evaluate(d, extract, name=mode, warmup=True))
+                reports.append(evaluate(d, extract, name=label, warmup=True))
         if opts.json:
             out = [r.as_dict(cases=opts.cases) for r in reports]
             print(json.dumps(out, ensure_ascii=False, indent=2, default=str))  # noqa: T201

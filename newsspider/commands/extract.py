@@ -20,6 +20,7 @@ from scrapy.exceptions import UsageError
 from newsspider.extraction import MODES, ExtractionError, extract_article
 from newsspider.extraction.article import paper_blocks, parse_html
 from newsspider.extraction.encoding import decode_html
+from newsspider.extraction.methods import DEFAULT_METHOD, METHODS, get_method
 
 
 class Command(ScrapyCommand):
@@ -35,6 +36,11 @@ class Command(ScrapyCommand):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--mode", choices=MODES, default=None, help="paper or best")
+        parser.add_argument(
+            "--method",
+            default=None,
+            help=f"{', '.join(METHODS)} (default: EXTRACTOR setting, else blockstats)",
+        )
         parser.add_argument("--url", default=None, help="the page's address (for a file)")
         parser.add_argument("--tz", default=None, help="site time zone (Asia/Shanghai)")
         parser.add_argument("--blocks", action="store_true", help="print the block table")
@@ -52,8 +58,15 @@ class Command(ScrapyCommand):
             if not path.is_file():
                 raise UsageError(f"no such file: {target}")
             data, headers, url = path.read_bytes(), None, opts.url
+        method = opts.method or self.settings.get("EXTRACTOR", DEFAULT_METHOD)
+        if method not in METHODS:
+            raise UsageError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
         try:
-            article = extract_article(data, url, headers=headers, mode=mode, tz=opts.tz)
+            if method == "blockstats":
+                article = extract_article(data, url, headers=headers, mode=mode, tz=opts.tz)
+            else:
+                kwargs = {"mode": opts.mode} if opts.mode else {}
+                article = get_method(method)(data, url, headers=headers, tz=opts.tz, **kwargs)
         except ExtractionError as exc:
             print(f"error: {target}: {exc}")  # noqa: T201
             self.exitcode = 1

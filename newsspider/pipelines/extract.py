@@ -10,6 +10,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from newsspider.extraction import MODES, ExtractionError, extract_article
+from newsspider.extraction.methods import DEFAULT_METHOD, get_method
 from newsspider.sites import SITES
 
 logger = logging.getLogger(__name__)
@@ -35,27 +36,34 @@ class ExtractionPipeline:
     Scrapy's core stats count under ``item_dropped_reasons_count/<class>``.
     """
 
-    def __init__(self, mode: str, stats) -> None:
+    def __init__(self, mode: str, stats, method: str = DEFAULT_METHOD) -> None:
         if mode not in MODES:
             raise ValueError(f"EXTRACTION_MODE must be one of {MODES}, not {mode!r}")
         self.mode = mode
         self.stats = stats
+        self.method = method
+        # ValueError for an unknown EXTRACTOR: the crawl fails at start, not per item
+        self.extract = extract_article if method == DEFAULT_METHOD else get_method(method)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        return cls(crawler.settings.get("EXTRACTION_MODE", "best"), crawler.stats)
+        s = crawler.settings
+        return cls(
+            s.get("EXTRACTION_MODE", "best"), crawler.stats, s.get("EXTRACTOR", DEFAULT_METHOD)
+        )
 
     def process_item(self, item):
         adapter = ItemAdapter(item)
         url = adapter["urladdr"]
         site = SITES.get(adapter["site"])
         try:
-            article = extract_article(
+            kwargs = {"mode": self.mode} if self.method == DEFAULT_METHOD else {}
+            article = self.extract(
                 adapter["html"],
                 url,
                 headers=adapter.get("headers") or None,
-                mode=self.mode,
                 tz=site.tz if site else None,
+                **kwargs,
             )
         except ExtractionError as exc:
             raise NotHtml(f"not an HTML page ({exc}): {url}") from exc
