@@ -39,7 +39,10 @@ LINEHASH_ONCE_PER_PAGE = True
 #   -s REPLAY_ARCHIVE=x.warc.gz  answer every request from the archive, never download
 #   -s WARC_OUTPUT=x.warc.gz     record every downloaded response
 # 950: after robots.txt, user-agent and cookie middlewares, as in a live crawl.
-DOWNLOADER_MIDDLEWARES = {"newsspider.replay.WarcReplayMiddleware": 950}
+DOWNLOADER_MIDDLEWARES = {
+    "newsspider.incremental.StoredUrlFilter": 60,  # after OffsiteMiddleware, before robots.txt
+    "newsspider.replay.WarcReplayMiddleware": 950,
+}
 EXTENSIONS = {"newsspider.replay.WarcRecorderExtension": 500}
 REPLAY_ARCHIVE = None
 WARC_OUTPUT = None
@@ -49,3 +52,14 @@ NEWS_SITEMAPS_PER_INDEX = 2
 # Unattended crawls need no remote-control or telnet server listening on localhost.
 REMOTE_CONTROL_ENABLED = False
 TELNETCONSOLE_ENABLED = False
+
+# Incremental crawling (newsspider/incremental.py): article URLs already stored are not
+# downloaded again. Off for `scrapy crawl` (a re-crawl refreshes rows); `scrapy nightly` turns it on.
+INCREMENTAL = False
+# scrapy nightly (newsspider/commands/nightly.py); relative paths are under the project
+NIGHTLY_LOCK = "data/nightly.lock"
+NIGHTLY_JOBDIR = "data/jobs"  # JOBDIR per site: data/jobs/<site>; "" = none
+NIGHTLY_RESUME_HOURS = 12  # a cleanly stopped run is resumed by a start within this
+NIGHTLY_HEALTH_RUNS = 7  # earlier good nightly runs each site is compared with
+NIGHTLY_HEALTH_K = 3.0  # health band: median ± k·MAD (newsspider/runreport.py)
+RECLEAN_GROWTH = 2.0  # nightly re-cleans a site when its RC grew by this factor; 0 = off

@@ -1,0 +1,432 @@
+"""The nightly run report and the site health checks, as pure functions (issue 5 item 1).
+
+Input is plain data: one :class:`SiteRun` per site crawl, built by
+:mod:`newsspider.storage.runs` from its ``crawl_runs`` row (pages, new, updated,
+dropped with reasons, errors) and its ``nightly_site_runs`` row (outcome, requests,
+skipped, median body length). Output is text and :class:`HealthWarning` values; the
+``scrapy nightly`` command prints and stores them. No I/O here, so every rule is
+tested with hand-made runs.
+
+Health: each site is compared with its own recent past, because sites differ too much
+(Zaobao publishes a tenth of Sina's volume) for one fixed threshold. Three figures
+are watched, each a symptom of a different breakage:
+
+=====================  ==================================  ==========================
+figure                 how it moves                        what it usually means
+=====================  ==================================  ==========================
+drop share             dropped / (stored + dropped)        a template change: pages
+                                                           still come, extraction
+                                                           finds no body or title
+articles per run       new + updated rows                  a block, a moved section,
+                                                           a dead feed
+median body length     median ``len(raw_text)`` of the     extraction takes the wrong
+                       stored articles                     block (nav, comments)
+=====================  ==================================  ==========================
+
+The baseline is the site's last ``window`` (7) nightly runs that ended ``ok``, and
+nothing is judged with fewer than ``min_history`` (3). Runs of a plain ``scrapy
+crawl`` are left out: a full re-crawl or a ``limit`` run is a different kind of
+night and would blur the band. The band is a robust one, median ± k·MAD (k = 3,
+MAD scaled by 1.4826 so it estimates a standard deviation), because one odd night
+in the history must not widen it much, as it would a mean ± k·SD. Counts and lengths
+vary by factors (weekends halve the news), so those two are compared on a
+``log(1 + x)`` scale, where ± k·MAD is a ratio band. Each band has a floor, so a
+site whose history happens to be nearly constant (MAD ≈ 0) does not warn on a
+trivial change: ± 10 percentage points for the drop share, a factor of 2 for
+articles per run, a factor of 1.5 for the median body length. A drop share is only
+judged on runs with at least ``min_article_pages`` (10) article pages, since 1 of 2
+is 50%.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+__all__ = [
+    "Band",
+    "HealthPolicy",
+    "HealthWarning",
+    "SiteRun",
+    "check_health",
+    "classify",
+    "exit_status",
+    "history_size",
+    "nightly_report",
+    "pages_ok_from_stats",
+    "robust_band",
+    "site_report",
+]
+
+#: MAD x 1.4826 estimates the standard deviation of normally distributed values.
+MAD_TO_SD = 1.4826
+
+#: Outcomes of a site crawl, as stored in ``nightly_site_runs.outcome``.
+OK, FAILED, INTERRUPTED = "ok", "failed", "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class SiteRun:
+    """One site's crawl, as the report and the health checks see it.
+
+    Counts are those of ``crawl_runs`` (``pages_fetched`` includes robots.txt and
+    error pages, as Scrapy's ``downloader/response_count`` does) plus the nightly
+    figures: ``requests`` made, ``pages_ok`` (2xx, robots.txt excluded),
+    ``skipped_stored`` (article requests not made because the URL was stored).
+    """
+
+    site: str
+    outcome: str
+    crawl_run_id: int | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    finish_reason: str | None = None
+    resumed: bool = False
+    requests: int = 0
+    pages_fetched: int = 0
+    pages_ok: int = 0
+    skipped_stored: int = 0
+    items_new: int = 0
+    items_updated: int = 0
+    items_dropped: int = 0
+    drop_reasons: Mapping[str, int] = field(default_factory=dict)
+    errors: int = 0
+    median_body_chars: int | None = None
+    note: str = ""
+
+    @property
+    def articles(self) -> int:
+        """Rows this run wrote: new plus updated articles."""
+        return self.items_new + self.items_updated
+
+    @property
+    def article_pages(self) -> int:
+        """Article pages that reached the pipelines: stored plus dropped."""
+        return self.articles + self.items_dropped
+
+    @property
+    def drop_share(self) -> float | None:
+        """Share of article pages dropped by the pipelines; None without any."""
+        return self.items_dropped / self.article_pages if self.article_pages else None
+
+
+@dataclass(frozen=True, slots=True)
+class HealthPolicy:
+    """The knobs of :func:`check_health`; the module docstring explains each."""
+
+    window: int = 7
+    min_history: int = 3
+    k: float = 3.0
+    drop_share_floor: float = 0.10
+    articles_factor: float = 2.0
+    body_factor: float = 1.5
+    min_article_pages: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    """A recent range in the figure's own units: ``low <= x <= high`` is normal."""
+
+    center: float
+    low: float
+    high: float
+    n: int
+
+    def __contains__(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+
+def robust_band(values: Sequence[float], *, k: float, floor: float, log: bool = False) -> Band:
+    """median ± max(k · 1.4826 · MAD, floor), on a ``log(1 + x)`` scale when ``log``.
+
+    With ``log`` the floor is a factor (2.0: never narrower than ÷2 … ×2 around the
+    median of ``1 + x``); without, an absolute half-width. ``values`` must not be empty.
+    """
+    if not values:
+        raise ValueError("a band needs at least one value")
+    if log:
+        t = [math.log1p(v) for v in values]
+        half_floor = math.log(floor)
+    else:
+        t = list(values)
+        half_floor = floor
+    m = statistics.median(t)
+    mad = statistics.median(abs(x - m) for x in t) * MAD_TO_SD
+    half = max(k * mad, half_floor)
+    if log:
+        return Band(math.expm1(m), math.expm1(m - half), math.expm1(m + half), len(values))
+    return Band(m, m - half, m + half, len(values))
+
+
+@dataclass(frozen=True, slots=True)
+class HealthWarning:
+    """A site figure outside its recent range."""
+
+    site: str
+    figure: str
+    value: float
+    band: Band
+    unit: str = ""
+
+    @property
+    def message(self) -> str:
+        """``<site>: <figure> <value> is outside its recent range <low>-<high> (…)``."""
+        fmt = _fmt_share if self.unit == "%" else _fmt_count
+        return (
+            f"{self.site}: {self.figure} {fmt(self.value)} is outside its recent range "
+            f"{fmt(max(self.band.low, 0.0))}-{fmt(self.band.high)} "
+            f"(median {fmt(self.band.center)} of the last {self.band.n} runs)"
+        )
+
+
+def _fmt_share(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _fmt_count(x: float) -> str:
+    return f"{x:.0f}"
+
+
+def _check(
+    run: SiteRun,
+    history: Sequence[SiteRun],
+    figure: str,
+    value_of: Callable[[SiteRun], float | None],
+    policy: HealthPolicy,
+    *,
+    floor: float,
+    log: bool,
+    unit: str = "",
+) -> HealthWarning | None:
+    value = value_of(run)
+    past = [v for h in history if (v := value_of(h)) is not None]
+    if value is None or len(past) < policy.min_history:
+        return None
+    band = robust_band(past, k=policy.k, floor=floor, log=log)
+    if value in band:
+        return None
+    return HealthWarning(run.site, figure, value, band, unit)
+
+
+def check_health(
+    run: SiteRun, history: Sequence[SiteRun], policy: HealthPolicy | None = None
+) -> list[HealthWarning]:
+    """The figures of ``run`` outside their band over ``history`` (newest first).
+
+    Only ``ok`` runs are judged and only ``ok`` runs of the history count: a failed or
+    interrupted night says nothing about the site's normal range. Empty when the
+    history is too short.
+    """
+    policy = policy or HealthPolicy()
+    if run.outcome != OK:
+        return []
+    past = [h for h in history if h.outcome == OK][: policy.window]
+    if len(past) < policy.min_history:
+        return []
+
+    def share(r: SiteRun) -> float | None:
+        return r.drop_share if r.article_pages >= policy.min_article_pages else None
+
+    def body(r: SiteRun) -> float | None:
+        return float(r.median_body_chars) if r.median_body_chars is not None else None
+
+    checks = (
+        _check(run, past, "drop share", share, policy,
+               floor=policy.drop_share_floor, log=False, unit="%"),
+        _check(run, past, "articles per run", lambda r: float(r.articles), policy,
+               floor=policy.articles_factor, log=True),
+        _check(run, past, "median body length", body, policy,
+               floor=policy.body_factor, log=True),
+    )  # fmt: skip
+    return [w for w in checks if w is not None]
+
+
+def history_size(history: Sequence[SiteRun], policy: HealthPolicy | None = None) -> int:
+    """How many earlier runs the health checks use (``min_history`` needed)."""
+    policy = policy or HealthPolicy()
+    return len([h for h in history if h.outcome == OK][: policy.window])
+
+
+# -- outcome and exit status ---------------------------------------------------------------
+
+
+def pages_ok_from_stats(stats: Mapping[str, object]) -> int:
+    """2xx responses other than robots.txt, from a crawler's stats.
+
+    ``downloader/response_count`` alone cannot tell a working site from a blocked one:
+    robots.txt, 403s and 404s all count there.
+    """
+
+    def total(prefix: str) -> int:
+        return sum(
+            v
+            for k, v in stats.items()
+            if k.startswith(prefix) and k[len(prefix) :].startswith("2") and isinstance(v, int)
+        )
+
+    return max(
+        0, total("downloader/response_status_count/") - total("robotstxt/response_status_count/")
+    )
+
+
+def classify(
+    *,
+    error: str | None,
+    finish_reason: str | None,
+    crawl_status: str | None,
+    pages_ok: int,
+    resumed: bool,
+) -> tuple[str, str]:
+    """``(outcome, note)`` of one site crawl.
+
+    ``failed`` (the site failed entirely, so the run's exit status is non-zero): the
+    crawl raised (spider arguments, database unreachable), the pipeline could not
+    finish storing (``crawl_runs.status = failed``), the spider never closed, or not
+    one page came back 2xx, which is what a block or a dead domain looks like. A
+    resumed job whose queue was already empty fetches nothing and is not a failure.
+    ``interrupted``: stopped by SIGTERM/SIGINT (``finish_reason = shutdown``); its
+    job directory is kept and the next start resumes it. Otherwise ``ok``.
+    """
+    if error:
+        return FAILED, f"crawl failed: {error}"
+    if crawl_status == FAILED:
+        return FAILED, "storing failed (crawl_runs.status = failed)"
+    if finish_reason is None:
+        return FAILED, "the spider never closed"
+    if finish_reason == "shutdown":
+        return INTERRUPTED, "stopped by a signal; the next start resumes its job directory"
+    if pages_ok == 0 and not resumed:
+        return FAILED, f"no page fetched (finish reason: {finish_reason})"
+    return OK, ""
+
+
+def exit_status(runs: Sequence[SiteRun], *, other_failures: int = 0) -> int:
+    """1 when a site failed entirely or another step (reclean) failed, else 0."""
+    return int(any(r.outcome == FAILED for r in runs) or other_failures > 0)
+
+
+# -- text -------------------------------------------------------------------------------------
+
+_COLUMNS = (
+    ("site", 11, "<"),
+    ("outcome", 12, "<"),
+    ("requests", 9, ">"),
+    ("pages", 7, ">"),
+    ("skipped", 8, ">"),
+    ("new", 6, ">"),
+    ("updated", 8, ">"),
+    ("dropped", 8, ">"),
+    ("errors", 7, ">"),
+    ("median body", 12, ">"),
+)
+
+
+def _row(values: Sequence[object]) -> str:
+    return " ".join(f"{v!s:{a}{w}}" for v, (_, w, a) in zip(values, _COLUMNS, strict=True))
+
+
+def _outcome_label(run: SiteRun) -> str:
+    label = run.outcome.upper() if run.outcome == FAILED else run.outcome
+    return f"{label}, resumed" if run.resumed else label
+
+
+def _reasons(run: SiteRun) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(run.drop_reasons.items()) if v)
+
+
+def _when(t: datetime | None) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S %Z") if t else "-"
+
+
+def _duration(start: datetime | None, end: datetime | None) -> str:
+    if not start or not end:
+        return "-"
+    seconds = int((end - start).total_seconds())
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+
+
+def site_report(
+    run: SiteRun,
+    warnings: Sequence[HealthWarning] = (),
+    *,
+    history_runs: int = 0,
+    policy: HealthPolicy | None = None,
+    nightly_run_id: int | None = None,
+) -> str:
+    """The site's part of the report, as kept in its ``crawl_runs.report``."""
+    policy = policy or HealthPolicy()
+    body = f"{run.median_body_chars} chars" if run.median_body_chars is not None else "-"
+    reasons = _reasons(run)
+    lines = [
+        f"{run.site}: {_outcome_label(run)} ({run.finish_reason or 'no finish reason'})"
+        + (f" in nightly run {nightly_run_id}" if nightly_run_id is not None else ""),
+        f"  {run.requests} requests, {run.pages_ok} pages 2xx ({run.pages_fetched} responses), "
+        f"{run.skipped_stored} skipped as stored",
+        f"  {run.items_new} new, {run.items_updated} updated, {run.items_dropped} dropped"
+        + (f" ({reasons})" if reasons else "")
+        + f", {run.errors} errors, median body {body}",
+    ]
+    if run.note:
+        lines.append(f"  {run.note}")
+    lines.extend(f"WARNING {w.message}" for w in warnings)
+    if run.outcome == OK and history_runs < policy.min_history:
+        lines.append(
+            f"  health not judged: {history_runs} earlier nightly runs (needs {policy.min_history})"
+        )
+    return "\n".join(lines)
+
+
+def nightly_report(
+    runs: Sequence[SiteRun],
+    warnings: Mapping[str, Sequence[HealthWarning]],
+    *,
+    nightly_run_id: int | None,
+    host: str,
+    started_at: datetime | None,
+    finished_at: datetime | None,
+    exit_code: int,
+    history_runs: Mapping[str, int] | None = None,
+    policy: HealthPolicy | None = None,
+    extra: Sequence[str] = (),
+) -> str:
+    """The whole run: a header, one table row per site, notes, WARNINGs, then ``extra``.
+
+    ``extra`` carries what happened after the crawls (re-cleaning), one line each.
+    """
+    policy = policy or HealthPolicy()
+    history_runs = history_runs or {}
+    lines = [
+        f"newsspider nightly run {nightly_run_id} on {host}: started {_when(started_at)}, "
+        f"took {_duration(started_at, finished_at)}, exit status {exit_code}",
+        _row([name for name, _, _ in _COLUMNS]),
+    ]
+    for r in runs:
+        body = r.median_body_chars if r.median_body_chars is not None else "-"
+        lines.append(
+            _row([r.site, _outcome_label(r), r.requests, r.pages_ok, r.skipped_stored,
+                  r.items_new, r.items_updated, r.items_dropped, r.errors, body])
+        )  # fmt: skip
+    for r in runs:
+        if reasons := _reasons(r):
+            lines.append(f"  {r.site} dropped: {reasons}")
+        if r.note:
+            lines.append(f"  {r.site}: {r.note}")
+    for r in runs:
+        lines.extend(f"WARNING {w.message}" for w in warnings.get(r.site, ()))
+    unjudged = [
+        f"{r.site} ({history_runs.get(r.site, 0)})"
+        for r in runs
+        if r.outcome == OK and history_runs.get(r.site, 0) < policy.min_history
+    ]
+    if unjudged:
+        lines.append(
+            f"health not judged yet (earlier nightly runs, {policy.min_history} needed): "
+            + ", ".join(unjudged)
+        )
+    lines.extend(extra)
+    return "\n".join(lines)
