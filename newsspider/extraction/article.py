@@ -29,7 +29,6 @@ from lxml import etree
 from .blocks import Blockset, blockset_of, strip_private_use
 from .blockstats import BlockStatistics, block_statistics
 from .dates import find_date
-from .encoding import decode_html
 from .errors import ExtractionError
 from .metadata import html_title
 from .model import Article
@@ -114,29 +113,16 @@ def extract_article(
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    zone = resolve_tz(tz)
-    if isinstance(html, bytes | bytearray | memoryview):
-        text, encoding = decode_html(bytes(html), content_type_of(headers))
-    elif isinstance(html, str):
-        if not html.strip():
-            raise ExtractionError("empty document")
-        text, encoding = html, "unicode"
-    else:
-        raise TypeError(f"html must be bytes or str, not {type(html).__name__}")
-    same_bytes = (
-        isinstance(html, bytes)
-        and encoding == "utf-8"
-        and "\ufffd" not in text  # no replacement: the decode was strict
-        and not html.startswith(b"\xef\xbb\xbf")
-    )
-    root = parse_html(text, html if same_bytes else None)
-    if root is None:
-        return Article(None, None, None, "", encoding, mode, url)
+    from .page import load_page  # page.py imports this module's helpers
+
+    page = load_page(html, headers=headers, tz=tz)
+    if page.root is None:
+        return Article(None, None, None, "", page.encoding, mode, url)
     if mode == "paper":
-        return _paper(root, url, encoding, zone)
+        return _paper(page.root, url, page.encoding, page.tz)
     from .best import extract_best
 
-    return extract_best(root, url, encoding, zone)
+    return extract_best(page.root, url, page.encoding, page.tz)
 
 
 def paper_blocks(root: etree._Element) -> tuple[Blockset, BlockStatistics]:

@@ -1,0 +1,242 @@
+"""What every extraction method shares around its body rule: decoding, parsing, title and time.
+
+The seed papers differ in how they find the body; they agree (or say nothing)
+on the rest. So the methods other than block statistics (``punctuation``,
+Li & Jiang 2012; ``xpath``, Hou & Yang 2011) take these steps from here, and
+differ only in the body:
+
+* :func:`load_page`: decode the bytes (ALGORITHMS.md §B1, :mod:`.encoding`)
+  and parse them with lxml (which repairs the markup, §A1 step 1 / §D1),
+  exactly as :func:`.article.extract_article` does, with the same helpers;
+* :func:`read_metadata`: the page's ``og:title``/JSON-LD headline, its
+  ``<title>`` without site names and its metadata publication time, read
+  *before* a method deletes ``<meta>`` and ``<script>``;
+* :func:`finish_article`: title and time for the body the method found, with
+  the block-statistics best mode's ``meta_first`` rule (:mod:`.best`): the
+  heading near the body when it agrees with the page's titles, else
+  ``og:title``/JSON-LD, else ``<title>``; the metadata time (a date-only one
+  gives way to a same-day time found in the text), else the paper pattern of
+  Zou & Zhong §1.2.3 near the body's first and last nodes, else anywhere in
+  the page, else a date in the URL.
+
+"Near the body" is counted in the method's own text nodes (a text node here
+plays the part of a block in §1.2.3): :data:`NEAR_NODES` nodes before the
+first body node for the headline, ``NEAR_NODES`` on either side of the first
+and the last body node for the time.
+
+Pure: lxml and the standard library, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Any
+
+from lxml import etree
+
+from .article import content_type_of, parse_html, resolve_tz
+from .best import best_title
+from .dates import date_from_url, find_date
+from .encoding import decode_html
+from .errors import ExtractionError
+from .metadata import html_title, meta_published, meta_title
+from .model import Article
+
+__all__ = [
+    "NEAR_NODES",
+    "Page",
+    "PageMetadata",
+    "TextNode",
+    "empty_article",
+    "finish_article",
+    "load_page",
+    "near_heading",
+    "published_of",
+    "read_metadata",
+    "text_time",
+]
+
+#: How many text nodes before (and, for the time, after) the body's ends are
+#: "near" it. Our setting: a text node is smaller than a §1.2.1 block (a
+#: headline, a date, a source line are one node each, with breadcrumbs and
+#: share links between), so the window is wider than §1.2.3's two blocks.
+NEAR_NODES = 8
+
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+
+
+@dataclass(slots=True)
+class Page:
+    """A decoded and parsed page. ``root`` is None when lxml finds no document in it."""
+
+    root: etree._Element | None
+    encoding: str
+    tz: tzinfo
+
+
+@dataclass(frozen=True, slots=True)
+class TextNode:
+    """One text node of a method's tree: its text (output form) and the element holding it.
+
+    ``element`` is the element whose ``.text`` it is, or the parent of the
+    element whose ``.tail`` it is: the element it is displayed in.
+    """
+
+    text: str
+    element: etree._Element
+
+
+@dataclass(frozen=True, slots=True)
+class PageMetadata:
+    """What the page says about itself, read before any method changes the tree."""
+
+    meta_title: tuple[str, str] | None  # (headline, source) from og:title / JSON-LD
+    html_title: str | None  # <title> without site names (Zou & Zhong §1.2.3 filter)
+    meta_published: tuple[datetime, str] | None  # (time, source) from JSON-LD / <meta>
+
+
+def load_page(
+    html: bytes | str,
+    *,
+    headers: Mapping[Any, Any] | None = None,
+    tz: tzinfo | str | None = None,
+) -> Page:
+    """Decode (§B1) and parse (§A1 step 1) one page the way ``extract_article`` does.
+
+    ``html`` is the raw bytes as served or an already decoded string;
+    ``headers`` may carry the HTTP Content-Type (its charset is tried first).
+    Raises :class:`ExtractionError` for input that is not HTML at all (empty,
+    binary) and ``TypeError`` for anything but bytes or str.
+    """
+    zone = resolve_tz(tz)
+    if isinstance(html, bytes | bytearray | memoryview):
+        html = bytes(html)
+        text, encoding = decode_html(html, content_type_of(headers))
+    elif isinstance(html, str):
+        if not html.strip():
+            raise ExtractionError("empty document")
+        text, encoding = html, "unicode"
+    else:
+        raise TypeError(f"html must be bytes or str, not {type(html).__name__}")
+    same_bytes = (
+        isinstance(html, bytes)
+        and encoding == "utf-8"
+        and "\ufffd" not in text  # no replacement: the decode was strict
+        and not html.startswith(b"\xef\xbb\xbf")
+    )
+    raw = html if same_bytes and isinstance(html, bytes) else None
+    return Page(parse_html(text, raw), encoding, zone)
+
+
+def read_metadata(root: etree._Element, tz: tzinfo) -> PageMetadata:
+    """The page's own title and time (metadata.py); call before the tree is changed."""
+    return PageMetadata(meta_title(root), html_title(root), meta_published(root, tz))
+
+
+def empty_article(page: Page, url: str | None, mode: str) -> Article:
+    """The result for a page in which lxml found no document."""
+    return Article(None, None, None, "", page.encoding, mode, url)
+
+
+def _heading_level(element: etree._Element) -> int:
+    """n when the element is or lies inside ``<hn>``, else 0."""
+    el: etree._Element | None = element
+    while el is not None:
+        level = _HEADINGS.get(el.tag) if isinstance(el.tag, str) else None
+        if level:
+            return level
+        el = el.getparent()
+    return 0
+
+
+def near_heading(nodes: Sequence[TextNode], first: int) -> str | None:
+    """The headline near the body: the highest-level ``h1``-``h6`` text among the
+    :data:`NEAR_NODES` nodes before the first body node and that node itself
+    (§1.2.3's rule, counted in text nodes); the nearest one on a tie."""
+    best: tuple[int, int] | None = None
+    for i in range(max(0, first - NEAR_NODES), min(len(nodes), first + 1)):
+        level = _heading_level(nodes[i].element)
+        if level and (best is None or (level, -i) <= (best[0], -best[1])):
+            best = (level, i)
+    return nodes[best[1]].text if best else None
+
+
+def text_time(nodes: Sequence[TextNode], first: int, last: int, tz: tzinfo) -> datetime | None:
+    """The paper's date pattern (Zou & Zhong §1.2.3, :func:`.dates.find_date`) near the body.
+
+    Nodes ``first - NEAR_NODES … first + NEAR_NODES`` first, then the same
+    window around ``last``, then the whole page in order.
+    """
+    windows = (
+        range(max(0, first - NEAR_NODES), min(len(nodes), first + NEAR_NODES + 1)),
+        range(max(0, last - NEAR_NODES), min(len(nodes), last + NEAR_NODES + 1)),
+    )
+    for window in windows:
+        found = find_date("\n".join(nodes[i].text for i in window), tz)
+        if found is not None:
+            return found
+    return find_date("\n".join(node.text for node in nodes), tz)
+
+
+def published_of(
+    meta: PageMetadata,
+    nodes: Sequence[TextNode],
+    body: Sequence[int],
+    url: str | None,
+    tz: tzinfo,
+) -> tuple[datetime | None, str | None]:
+    """(time, source): the ``meta_first`` rule of :func:`.best.best_published` on text nodes."""
+    found = None
+    if nodes:
+        first, last = (body[0], body[-1]) if body else (0, len(nodes) - 1)
+        found = text_time(nodes, first, last, tz)
+    if meta.meta_published is not None:
+        value, source = meta.meta_published
+        if (
+            found is not None
+            and (value.hour, value.minute, value.second) == (0, 0, 0)
+            and found.date() == value.date()
+        ):
+            return found, "text"
+        return value, source
+    if found is not None:
+        return found, "text"
+    if url:
+        from_url = date_from_url(url, tz)
+        if from_url is not None:
+            return from_url, "url"
+    return None, None
+
+
+def finish_article(
+    page: Page,
+    meta: PageMetadata,
+    nodes: Sequence[TextNode],
+    body: Sequence[int],
+    url: str | None,
+    mode: str,
+    lines: Sequence[str] | None = None,
+) -> Article:
+    """The :class:`Article` for a body given as indices into ``nodes`` (document order).
+
+    The body text is the chosen nodes' text, one node per line, unless
+    ``lines`` gives the output lines explicitly. Title and time as the module
+    docstring says.
+    """
+    heading = near_heading(nodes, body[0]) if body else None
+    title, title_source = best_title(heading, meta.meta_title, meta.html_title)
+    published, published_source = published_of(meta, nodes, body, url, page.tz)
+    if lines is None:
+        lines = [nodes[i].text for i in body]
+    return Article(
+        title=title,
+        published=published,
+        published_source=published_source,
+        text="\n".join(line for line in lines if line),
+        encoding=page.encoding,
+        mode=mode,
+        url=url,
+        title_source=title_source,
+    )
