@@ -54,7 +54,7 @@ REMOTE_CONTROL_ENABLED = False
 TELNETCONSOLE_ENABLED = False
 
 # Incremental crawling (newsspider/incremental.py): article URLs already stored are not
-# downloaded again. Off for `scrapy crawl` (a re-crawl refreshes rows); `scrapy nightly` turns it on.
+# downloaded again. Off for `scrapy crawl` (a re-crawl refreshes rows); nightly turns it on.
 INCREMENTAL = False
 # scrapy nightly (newsspider/commands/nightly.py); relative paths are under the project
 NIGHTLY_LOCK = "data/nightly.lock"

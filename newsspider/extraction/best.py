@@ -336,7 +336,20 @@ def best_published(
     Metadata wins, except that a date-only metadata value (midnight) gives way
     to a time found in the text on the same day.
     """
-    found = text_time(blockset, stats, tz)
+    return combine_published(text_time(blockset, stats, tz), meta, url, tz)
+
+
+def combine_published(
+    found: datetime | None,
+    meta: tuple[datetime, str] | None,
+    url: str | None,
+    tz: tzinfo,
+) -> tuple[datetime | None, str | None]:
+    """``meta_first``: metadata, else the time ``found`` in the text, else the URL's date.
+
+    A date-only metadata value (midnight) gives way to a time found in the
+    text on the same day. Shared by every extraction method.
+    """
     if meta is not None:
         value, source = meta
         if (

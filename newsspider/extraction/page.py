@@ -37,8 +37,8 @@ from typing import Any
 from lxml import etree
 
 from .article import content_type_of, parse_html, resolve_tz
-from .best import best_title
-from .dates import date_from_url, find_date
+from .best import best_title, combine_published
+from .dates import find_date
 from .encoding import decode_html
 from .errors import ExtractionError
 from .metadata import html_title, meta_published, meta_title
@@ -192,22 +192,7 @@ def published_of(
     if nodes:
         first, last = (body[0], body[-1]) if body else (0, len(nodes) - 1)
         found = text_time(nodes, first, last, tz)
-    if meta.meta_published is not None:
-        value, source = meta.meta_published
-        if (
-            found is not None
-            and (value.hour, value.minute, value.second) == (0, 0, 0)
-            and found.date() == value.date()
-        ):
-            return found, "text"
-        return value, source
-    if found is not None:
-        return found, "text"
-    if url:
-        from_url = date_from_url(url, tz)
-        if from_url is not None:
-            return from_url, "url"
-    return None, None
+    return combine_published(found, meta.meta_published, url, tz)
 
 
 def finish_article(
