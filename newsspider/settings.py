@@ -63,3 +63,5 @@ NIGHTLY_RESUME_HOURS = 12  # a cleanly stopped run is resumed by a start within 
 NIGHTLY_HEALTH_RUNS = 7  # earlier good nightly runs each site is compared with
 NIGHTLY_HEALTH_K = 3.0  # health band: median ± k·MAD (newsspider/runreport.py)
 RECLEAN_GROWTH = 2.0  # nightly re-cleans a site when its RC grew by this factor; 0 = off
+# Re-cleaning: the first re-clean of a site waits for RC >= RECLEAN_MIN_RC.
+RECLEAN_MIN_RC = 100

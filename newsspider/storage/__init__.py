@@ -4,6 +4,7 @@ The only package that imports sqlalchemy (STYLE.md, module boundaries). Works th
 SQLite (the default, ``data/corpus.db``) and PostgreSQL (``postgresql+psycopg://...``).
 """
 
+from .corpus import Corpus, CorpusStats, SearchHit, SiteStats, read_export
 from .db import (
     create_schema,
     default_database_url,
@@ -12,21 +13,34 @@ from .db import (
     seen_content,
     upsert_articles,
 )
+from .fts import setup_search
 from .lines import SqlLineTable
 from .models import Article, Base, CrawlRun, LineCount, SiteLineStats, UTCDateTime
+from .reclean import RecleanReport, SiteReclean, reclean, reclean_due, run_reclean
 
 __all__ = [
     "Article",
     "Base",
+    "Corpus",
+    "CorpusStats",
     "CrawlRun",
     "LineCount",
+    "RecleanReport",
+    "SearchHit",
     "SiteLineStats",
+    "SiteReclean",
+    "SiteStats",
     "SqlLineTable",
     "UTCDateTime",
     "create_schema",
     "default_database_url",
     "engine_for",
+    "read_export",
+    "reclean",
+    "reclean_due",
     "resolve_database_url",
+    "run_reclean",
     "seen_content",
+    "setup_search",
     "upsert_articles",
 ]

@@ -84,8 +84,16 @@ def _install_sqlite_pragmas(engine: Engine, busy_timeout: float) -> None:
 
 
 def create_schema(engine: Engine) -> None:
-    """Create every missing table and index (idempotent; existing tables are left alone)."""
+    """Create every missing table and index (idempotent; existing tables are left alone).
+
+    Then the search structures (``storage/fts.py``): the FTS5 trigram table and its triggers
+    on SQLite, pg_trgm indexes on PostgreSQL, backfilled when added to an existing corpus.
+    """
+    from . import reclean as _reclean  # noqa: F401  (registers site_reclean on Base)
+    from .fts import setup_search
+
     Base.metadata.create_all(engine)
+    setup_search(engine)
 
 
 def default_database_url(project_dir: Path | str = PROJECT_DIR) -> str:

@@ -1,0 +1,249 @@
+"""``scrapy corpus search|show|export|stats``: query the stored corpus from the shell.
+
+A thin shell over :class:`newsspider.storage.Corpus` on the database of the
+``DATABASE_URL`` setting (else ``$DATABASE_URL``, else ``data/corpus.db``). Logging is off
+so that the output is only the answer (pipe ``export`` into a file or ``jq``).
+
+Dates for ``--since``/``--until`` are ``YYYY-MM-DD`` or ISO 8601 times. A time without an
+offset, and a bare date, are read in ``--tz`` (default Asia/Shanghai, the zone of most
+sites). ``--since`` includes its instant or day; ``--until`` excludes its instant but
+*includes* a bare day (``--until 2024-05-01`` ends at the next midnight).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import date, datetime
+from pathlib import Path
+from typing import IO, Any, ClassVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from scrapy.commands import ScrapyCommand
+from scrapy.exceptions import UsageError
+
+from newsspider.sites import SITES
+from newsspider.storage import Article, Corpus, engine_for, resolve_database_url
+from newsspider.storage.corpus import DEFAULT_TZ, EXPORT_COLUMNS, EXPORT_FORMATS, utc_day_bounds
+from newsspider.storage.fts import index_missing
+
+ACTIONS = ("search", "show", "export", "stats")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_when(value: str, *, tz: str = DEFAULT_TZ, until: bool = False) -> datetime:
+    """A ``--since``/``--until`` value as an aware datetime (see the module docstring).
+
+    Raises ``UsageError`` with the accepted forms for anything else.
+    """
+    value = value.strip()
+    if _DAY.fullmatch(value):
+        try:
+            day = date.fromisoformat(value)
+        except ValueError:
+            raise UsageError(f"not a calendar date: {value!r}", print_help=False) from None
+        start, end = utc_day_bounds(day, tz)
+        return end if until else start
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(
+            f"bad date {value!r}: use YYYY-MM-DD or ISO 8601 such as 2024-05-01T08:00+08:00",
+            print_help=False,
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=ZoneInfo(tz))
+    return when
+
+
+class Command(ScrapyCommand):
+    requires_project = True
+    requires_crawler_process = False
+    default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
+
+    def syntax(self) -> str:
+        return "search QUERY | show ID|URL | export | stats  [options]"
+
+    def short_desc(self) -> str:
+        return "Search, show, export or count the stored articles"
+
+    def long_desc(self) -> str:
+        return (
+            "search QUERY: full-text search (Chinese works; any length); "
+            "show ID|URL: one article; export --format jsonl|csv [-o FILE]: every stored "
+            "field, streamed; stats: articles per site and day, newest article, line tables. "
+            "Dates: YYYY-MM-DD or ISO 8601; without an offset they are read in --tz."
+        )
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        super().add_options(parser)
+        parser.add_argument("--site", default=None, help="only this site (key, e.g. netease)")
+        parser.add_argument("--since", default=None, help="published at or after (date/time)")
+        parser.add_argument("--until", default=None, help="published before (a date: through it)")
+        parser.add_argument("--tz", default=DEFAULT_TZ, help="zone of dates without an offset")
+        parser.add_argument("--limit", type=int, default=20, help="search results (20)")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument(
+            "--format", choices=EXPORT_FORMATS, default="jsonl", help="export format (jsonl)"
+        )
+        parser.add_argument("-o", "--output", default=None, help="export to FILE (stdout)")
+        parser.add_argument(
+            "--days", type=int, default=30, help="stats: latest days listed (0: all)"
+        )
+
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if not args or args[0] not in ACTIONS:
+            raise UsageError(f"give an action: {', '.join(ACTIONS)}")
+        action, rest = args[0], args[1:]
+        try:
+            ZoneInfo(opts.tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"unknown time zone {opts.tz!r}", print_help=False) from None
+        since = parse_when(opts.since, tz=opts.tz) if opts.since else None
+        until = parse_when(opts.until, tz=opts.tz, until=True) if opts.until else None
+        if since and until and since >= until:
+            raise UsageError("--since must be before --until", print_help=False)
+        assert self.settings is not None
+        engine = engine_for(
+            resolve_database_url(self.settings.get("DATABASE_URL")),
+            busy_timeout=self.settings.getfloat("NEWS_DB_BUSY_TIMEOUT", 30.0),
+        )
+        if index_missing(engine):
+            print("adding the search index to the stored articles (once)...", file=sys.stderr)  # noqa: T201
+        corpus = Corpus(engine)
+        if action == "search":
+            if len(rest) != 1 or not rest[0].strip():
+                raise UsageError("search takes one QUERY (quote it if it has spaces)")
+            if opts.limit < 1:
+                raise UsageError("--limit must be at least 1", print_help=False)
+            self._search(corpus, rest[0], opts, since, until)
+        elif action == "show":
+            if len(rest) != 1:
+                raise UsageError("show takes one ID or URL")
+            self._show(corpus, rest[0], opts)
+        elif action == "export":
+            if rest:
+                raise UsageError("export takes no arguments, only options")
+            self._export(corpus, opts, since, until)
+        else:
+            if rest:
+                raise UsageError("stats takes no arguments")
+            self._stats(corpus, opts)
+
+    # -- actions ----------------------------------------------------------------------
+
+    def _search(
+        self,
+        corpus: Corpus,
+        query: str,
+        opts: argparse.Namespace,
+        since: datetime | None,
+        until: datetime | None,
+    ) -> None:
+        hits = corpus.search(query, site=opts.site, since=since, until=until, limit=opts.limit)
+        if opts.json:
+            print(json.dumps([h.as_dict() for h in hits], ensure_ascii=False, indent=2))  # noqa: T201
+            return
+        if not hits:
+            print(f"no article contains {query!r}")  # noqa: T201
+            return
+        for h in hits:
+            print(f"{h.id}\t{h.site}\t{_local(h.published, h.site)}\t{h.title or '-'}")  # noqa: T201
+            print(f"\t{h.snippet}")  # noqa: T201
+
+    def _show(self, corpus: Corpus, key: str, opts: argparse.Namespace) -> None:
+        article = corpus.get(key)
+        if article is None:
+            what = "id" if key.strip().isdigit() else "URL"
+            raise UsageError(f"no stored article with {what} {key!r}", print_help=False)
+        record = _record(article)
+        if opts.json:
+            print(json.dumps(record, ensure_ascii=False, indent=2))  # noqa: T201
+            return
+        for name in ("id", "url", "site", "source", "title", "encoding", "content_md5"):
+            print(f"{name + ':':13}{record[name] if record[name] is not None else '-'}")  # noqa: T201
+        for name in ("published", "fetched_at", "updated_at"):
+            value = getattr(article, name)
+            print(f"{name + ':':13}{_local(value, article.site)}")  # noqa: T201
+        print()  # noqa: T201
+        print(article.content)  # noqa: T201
+
+    def _export(
+        self,
+        corpus: Corpus,
+        opts: argparse.Namespace,
+        since: datetime | None,
+        until: datetime | None,
+    ) -> None:
+        if opts.output and opts.output != "-":
+            path = Path(opts.output)
+            if not path.parent.is_dir():
+                raise UsageError(f"no such folder: {path.parent}", print_help=False)
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                n = corpus.export(fh, opts.format, site=opts.site, since=since, until=until)
+            print(f"exported {n} articles to {path}", file=sys.stderr)  # noqa: T201
+            return
+        out: IO[str] = sys.stdout
+        corpus.export(out, opts.format, site=opts.site, since=since, until=until)
+        out.flush()
+
+    def _stats(self, corpus: Corpus, opts: argparse.Namespace) -> None:
+        stats = corpus.stats()
+        if opts.json:
+            print(json.dumps(stats.as_dict(), ensure_ascii=False, indent=2))  # noqa: T201
+            return
+        header = ("site", "articles", "newest (site time)", "id", "line rows", "RC", "reclean RC")
+        rows = [
+            (
+                s.site,
+                str(s.articles),
+                _local(s.newest_published, s.site),
+                str(s.newest_id) if s.newest_id is not None else "-",
+                str(s.line_counts),
+                str(s.RC),
+                str(s.last_reclean_RC) if s.last_reclean_RC is not None else "-",
+            )
+            for s in stats.sites.values()
+        ]
+        rows.append(("total", str(stats.total), "", "", "", "", ""))
+        print(_table(header, rows))  # noqa: T201
+        days = sorted({d for per in stats.per_day.values() for d in per if d}, reverse=True)
+        if opts.days > 0:
+            days = days[: opts.days]
+        if not days:
+            return
+        sites = list(stats.per_day)
+        shown = "all days" if opts.days <= 0 else f"latest {len(days)} days"
+        print(f"\narticles per day (site-local publication date, {shown}):")  # noqa: T201
+        day_rows = [
+            (d.isoformat(), *(str(stats.per_day[s].get(d, 0)) for s in sites)) for d in days
+        ]
+        undated = [str(stats.per_day[s].get(None, 0)) for s in sites]
+        if any(n != "0" for n in undated):
+            day_rows.append(("no time", *undated))
+        print(_table(("day", *sites), day_rows))  # noqa: T201
+
+
+def _record(article: Article) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in EXPORT_COLUMNS:
+        value = getattr(article, name)
+        out[name] = value.isoformat() if isinstance(value, datetime) else value
+    return out
+
+
+def _local(value: datetime | None, site: str) -> str:
+    """A stored (UTC) time in the site's zone, to the minute, with its offset."""
+    if value is None:
+        return "-"
+    zone = SITES[site].zone if site in SITES else ZoneInfo(DEFAULT_TZ)
+    return value.astimezone(zone).isoformat(sep=" ", timespec="minutes")
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in [header, *rows]]  # fmt: skip
+    return "\n".join(lines)

@@ -1,0 +1,462 @@
+"""Querying the corpus from Python: search, look-up, streaming export and statistics.
+
+``Corpus(engine_or_url)`` is the one entry point; ``scrapy corpus`` is a thin shell around
+it. Search is full-text and works for Chinese on both backends (``storage/fts.py``):
+SQLite FTS5 with the trigram tokenizer, PostgreSQL pg_trgm, the same answers either way.
+
+Time filters take aware datetimes and compare instants (stored in UTC): ``since`` is
+inclusive, ``until`` exclusive. Results are newest first (``published`` descending, rows
+without a time last, then id descending so ties have one order).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import IO, Any, Literal
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Engine, Integer, Select, func, literal_column, select
+from sqlalchemy.orm import Session
+
+from newsspider.sites import SITES
+
+from . import fts
+from .db import create_schema, engine_for
+from .models import Article, LineCount, SiteLineStats, UTCDateTime
+from .reclean import SiteReclean
+
+ExportFormat = Literal["jsonl", "csv"]
+EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")
+ARTICLES = Article.__table__
+#: Every stored column, in table order: what ``export`` writes and ``read_export`` reads.
+EXPORT_COLUMNS: tuple[str, ...] = tuple(ARTICLES.c.keys())
+#: Rows fetched per round trip while exporting (a server-side cursor on PostgreSQL).
+EXPORT_BATCH = 1000
+#: Zone of the per-day statistics for a site missing from the site table.
+DEFAULT_TZ = "Asia/Shanghai"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One search result: the article's id, URL, site, time and title, and a snippet of
+    its content around the first match (the match between ``[`` and ``]``)."""
+
+    id: int
+    url: str
+    site: str
+    published: datetime | None
+    title: str | None
+    snippet: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "url": self.url,
+            "site": self.site,
+            "published": _iso(self.published),
+            "title": self.title,
+            "snippet": self.snippet,
+        }
+
+
+@dataclass(slots=True)
+class SiteStats:
+    """One site in :class:`CorpusStats`: its articles, newest article and line table.
+
+    ``line_counts`` is the number of rows the site holds in ``line_counts`` (the table's
+    size), ``RC`` its page count, ``last_reclean_RC`` the ``RC`` of its last re-clean
+    (``None``: never).
+    """
+
+    site: str
+    articles: int = 0
+    newest_id: int | None = None
+    newest_title: str | None = None
+    newest_published: datetime | None = None
+    line_counts: int = 0
+    RC: int = 0
+    last_reclean_RC: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "site": self.site,
+            "articles": self.articles,
+            "newest": None
+            if self.newest_id is None
+            else {
+                "id": self.newest_id,
+                "title": self.newest_title,
+                "published": _iso(self.newest_published),
+            },
+            "line_counts": self.line_counts,
+            "RC": self.RC,
+            "last_reclean_RC": self.last_reclean_RC,
+        }
+
+
+@dataclass(slots=True)
+class CorpusStats:
+    """Corpus figures: totals per site and articles per site and day.
+
+    ``per_day[site][day]`` counts articles by their **site-local** publication date (the
+    site's ``tz`` from the site table, Asia/Shanghai for a site not in it): a Beijing
+    article of 07:00 belongs to that day, not to the previous UTC day. ``day`` is ``None``
+    for articles without a time.
+    """
+
+    total: int
+    sites: dict[str, SiteStats] = field(default_factory=dict)
+    per_day: dict[str, dict[date | None, int]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "sites": {k: v.as_dict() for k, v in self.sites.items()},
+            "per_day": {
+                site: {(d.isoformat() if d else None): n for d, n in days.items()}
+                for site, days in self.per_day.items()
+            },
+        }
+
+
+class Corpus:
+    """Search, read, export and count the stored articles of one database.
+
+    ``engine_or_url`` is an ``Engine`` or a SQLAlchemy URL (the process's cached engine is
+    used). ``setup=True`` runs the idempotent ``create_schema`` first, which also builds
+    the search index of a corpus crawled before search existed; pass ``False`` for a
+    read-only account.
+    """
+
+    def __init__(self, engine_or_url: Engine | str, *, setup: bool = True) -> None:
+        self.engine = engine_for(engine_or_url) if isinstance(engine_or_url, str) else engine_or_url
+        if setup:
+            create_schema(self.engine)
+        self.dialect = self.engine.dialect.name
+        self.backend: fts.SearchBackend = fts.search_backend(self.engine)
+
+    # -- search -----------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        site: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]:
+        """Articles whose title or content contains ``query``, newest first.
+
+        A substring match, case-insensitive for ASCII letters, with no query syntax: ``"``,
+        ``%``, ``_``, ``*`` and ``'`` are ordinary characters. On SQLite, queries of 3+
+        characters use the FTS5 trigram index, rare two-character words the index's
+        trigram list plus column-tail indexes, and the rest a ``LIKE`` walk in time order
+        (``storage/fts.py``); on PostgreSQL ``ILIKE`` served by pg_trgm's GIN indexes.
+        """
+        q = fts.normalize_query(query)
+        if limit < 1:
+            raise ValueError("limit must be at least 1")
+        use_fts = self.backend == "fts5" and len(q) >= fts.MIN_FTS_CHARS
+        with self.engine.connect() as conn:
+            if use_fts:
+                match = ARTICLES.c.id.in_(select(fts.FTS.c.rowid).where(fts.fts_match(q)))
+            else:
+                short = fts.short_match(conn, q, limit) if self.backend == "fts5" else None
+                match = short if short is not None else fts.like_clause(q, self.dialect)
+            stmt = _filtered(
+                select(
+                    ARTICLES.c.id,
+                    ARTICLES.c.url,
+                    ARTICLES.c.site,
+                    ARTICLES.c.published,
+                    ARTICLES.c.title,
+                ).where(match),
+                site,
+                since,
+                until,
+            )
+            stmt = stmt.order_by(ARTICLES.c.published.desc().nulls_last(), ARTICLES.c.id.desc())
+            rows = conn.execute(stmt.limit(limit)).all()
+            if not rows:
+                return []
+            ids_found = [r.id for r in rows]
+            # Snippets only for the hits kept: computed inside the ordered query, FTS5 would
+            # build one for every match before the sort.
+            if use_fts:
+                snippet = func.snippet(
+                    literal_column(fts.FTS_TABLE),
+                    1,
+                    fts.SNIPPET_OPEN,
+                    fts.SNIPPET_CLOSE,
+                    fts.SNIPPET_ELLIPSIS,
+                    fts.SNIPPET_TOKENS,
+                )
+                snippets = {
+                    r[0]: fts.flat_text(r[1] or "")
+                    for r in conn.execute(
+                        select(fts.FTS.c.rowid, snippet).where(
+                            fts.fts_match(q), fts.FTS.c.rowid.in_(ids_found)
+                        )
+                    )
+                }
+            else:
+                snippets = {
+                    r.id: fts.make_snippet(r.content, q)
+                    for r in conn.execute(
+                        select(ARTICLES.c.id, ARTICLES.c.content).where(
+                            ARTICLES.c.id.in_(ids_found)
+                        )
+                    )
+                }
+        return [
+            SearchHit(r.id, r.url, r.site, r.published, r.title, snippets.get(r.id, ""))
+            for r in rows
+        ]
+
+    # -- one article ------------------------------------------------------------------
+
+    def get(self, id_or_url: int | str) -> Article | None:
+        """The article with this id (an ``int`` or a string of digits) or URL, or ``None``.
+
+        The object is detached from its session with every column loaded.
+        """
+        with Session(self.engine, expire_on_commit=False) as session:
+            if isinstance(id_or_url, int) or (
+                isinstance(id_or_url, str) and id_or_url.strip().isdigit()
+            ):
+                return session.get(Article, int(id_or_url))
+            return session.scalar(select(Article).where(Article.url == id_or_url.strip()))
+
+    # -- export -----------------------------------------------------------------------
+
+    def export(
+        self,
+        fh: IO[str],
+        format: ExportFormat = "jsonl",
+        *,
+        site: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        batch: int = EXPORT_BATCH,
+    ) -> int:
+        """Write every stored column of the matching articles to ``fh``; return the count.
+
+        Streams in constant memory: rows come ``batch`` at a time (a server-side cursor on
+        PostgreSQL) and are written one by one, in id order. Times are ISO 8601 with their
+        offset (UTC, ``+00:00``). ``jsonl``: one JSON object per line, ``null`` for NULL.
+        ``csv``: a header line, then every value double-quoted and NULL as an empty
+        *unquoted* field (PostgreSQL ``COPY ... CSV`` reads it back as NULL, Python 3.12's
+        ``csv.QUOTE_NOTNULL`` too); :func:`read_export` reads either format back exactly.
+        Open ``fh`` with ``newline=""`` for CSV.
+        """
+        if format not in EXPORT_FORMATS:
+            raise ValueError(f"unknown export format {format!r}: use jsonl or csv")
+        stmt = _filtered(select(ARTICLES), site, since, until).order_by(ARTICLES.c.id)
+        n = 0
+        if format == "csv":
+            fh.write(",".join(EXPORT_COLUMNS) + "\r\n")
+        with self.engine.connect() as conn:
+            result = conn.execution_options(yield_per=batch).execute(stmt)
+            for row in result:
+                values = row._mapping
+                if format == "jsonl":
+                    record = {k: _jsonable(values[k]) for k in EXPORT_COLUMNS}
+                    fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+                else:
+                    fh.write(",".join(_csv_field(values[k]) for k in EXPORT_COLUMNS) + "\r\n")
+                n += 1
+        return n
+
+    # -- statistics -------------------------------------------------------------------
+
+    def stats(self) -> CorpusStats:
+        """Articles per site and per site-local day, newest article and line table per site.
+
+        Day counts are grouped in SQL by UTC hour and then moved to the site's zone in
+        Python: the database does the counting whatever the corpus size, and the dates are
+        exact for every zone with a whole-hour offset (all of the site table).
+        """
+        sites: dict[str, SiteStats] = {}
+
+        def entry(key: str) -> SiteStats:
+            return sites.setdefault(key, SiteStats(key))
+
+        per_day: dict[str, dict[date | None, int]] = {}
+        with self.engine.connect() as conn:
+            for key, n in conn.execute(
+                select(ARTICLES.c.site, func.count()).group_by(ARTICLES.c.site)
+            ):
+                entry(key).articles = n
+            for key, n in conn.execute(
+                select(LineCount.site, func.count()).group_by(LineCount.site)
+            ):
+                entry(key).line_counts = n
+            for key, RC in conn.execute(select(SiteLineStats.site, SiteLineStats.RC)):
+                entry(key).RC = RC
+            for key, last in conn.execute(select(SiteReclean.site, SiteReclean.last_reclean_RC)):
+                entry(key).last_reclean_RC = last
+            for key, s in sites.items():
+                if not s.articles:
+                    continue
+                newest = conn.execute(
+                    select(ARTICLES.c.id, ARTICLES.c.title, ARTICLES.c.published)
+                    .where(ARTICLES.c.site == key, ARTICLES.c.published.is_not(None))
+                    .order_by(ARTICLES.c.published.desc().nulls_last(), ARTICLES.c.id.desc())
+                    .limit(1)
+                ).first()
+                if newest is not None:
+                    s.newest_id, s.newest_title, s.newest_published = newest
+            hour = self._utc_hour(ARTICLES.c.published)
+            for key, bucket, n in conn.execute(
+                select(ARTICLES.c.site, hour, func.count()).group_by(ARTICLES.c.site, hour)
+            ):
+                day = None if bucket is None else _local_day(bucket, key)
+                days = per_day.setdefault(key, {})
+                days[day] = days.get(day, 0) + n
+        per_day = {
+            key: dict(sorted(days.items(), key=lambda kv: (kv[0] is None, kv[0] or date.min)))
+            for key, days in sorted(per_day.items())
+        }
+        return CorpusStats(
+            total=sum(s.articles for s in sites.values()),
+            sites=dict(sorted(sites.items())),
+            per_day=per_day,
+        )
+
+    def _utc_hour(self, col: Any) -> Any:
+        """The UTC hour of a stored time, as the backend can group by it."""
+        if self.dialect == "postgresql":
+            return func.date_trunc("hour", func.timezone("UTC", col))
+        return func.strftime("%Y-%m-%d %H", col)  # SQLite stores the UTC wall time
+
+
+def _filtered(
+    stmt: Select[Any], site: str | None, since: datetime | None, until: datetime | None
+) -> Select[Any]:
+    if site:
+        stmt = stmt.where(ARTICLES.c.site == site)
+    if since is not None:
+        stmt = stmt.where(ARTICLES.c.published >= _aware(since, "since"))
+    if until is not None:
+        stmt = stmt.where(ARTICLES.c.published < _aware(until, "until"))
+    return stmt
+
+
+def _aware(value: datetime, name: str) -> datetime:
+    if not isinstance(value, datetime):
+        raise TypeError(f"{name} must be a datetime, not {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{name} is a naive datetime: attach a time zone")
+    return value.astimezone(UTC)
+
+
+def _local_day(bucket: Any, site: str) -> date:
+    if isinstance(bucket, str):  # SQLite: 'YYYY-MM-DD HH'
+        bucket = datetime.strptime(bucket, "%Y-%m-%d %H")
+    zone = SITES[site].zone if site in SITES else ZoneInfo(DEFAULT_TZ)
+    return bucket.replace(tzinfo=UTC).astimezone(zone).date()
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _jsonable(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _csv_field(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        value = value.isoformat()
+    return '"' + str(value).replace('"', '""') + '"'
+
+
+# -- reading an export back --------------------------------------------------------------
+
+_CSV_FIELD = re.compile(r'"((?:[^"]|"")*)"|([^,"\r\n]*)')
+
+
+def _csv_records(fh: IO[str]) -> Iterator[list[str | None]]:
+    """Records of an RFC 4180 file, ``None`` for unquoted empty fields (NULL).
+
+    Python 3.11's ``csv`` cannot tell ``""`` from an empty field; this reader can, and
+    keeps line breaks inside quoted values. A record ends at a line end outside quotes.
+    """
+    pending = ""
+    for line in fh:
+        pending += line
+        if pending.count('"') % 2:
+            continue  # inside a quoted value that spans lines
+        record = pending.rstrip("\r\n")
+        pending = ""
+        if not record:
+            continue
+        out: list[str | None] = []
+        pos = 0
+        while True:
+            m = _CSV_FIELD.match(record, pos)
+            if m is None:
+                raise ValueError(f"malformed CSV record: {record[:80]!r}")
+            quoted, bare = m.group(1), m.group(2)
+            out.append(quoted.replace('""', '"') if quoted is not None else (bare or None))
+            pos = m.end()
+            if pos >= len(record):
+                break
+            if record[pos] != ",":
+                raise ValueError(f"malformed CSV record: {record[:80]!r}")
+            pos += 1
+            if pos == len(record):
+                out.append(None)
+                break
+        yield out
+    if pending.strip():
+        raise ValueError("CSV ends inside a quoted value")
+
+
+def read_export(fh: IO[str], format: ExportFormat = "jsonl") -> Iterator[dict[str, Any]]:
+    """Rows of an :meth:`Corpus.export` file with their stored types restored.
+
+    Integers come back as ``int`` and times as aware ``datetime``; everything else is a
+    string or ``None``. The inverse of ``export`` for both formats (round-trip tested).
+    """
+    types = {c.key: c.type for c in ARTICLES.c}
+
+    def typed(record: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in record.items():
+            kind = types.get(k)
+            if v is not None and isinstance(kind, UTCDateTime):
+                v = datetime.fromisoformat(v)
+            elif v is not None and isinstance(kind, Integer):
+                v = int(v)
+            out[k] = v
+        return out
+
+    if format == "jsonl":
+        for line in fh:
+            if line.strip():
+                yield typed(json.loads(line))
+    elif format == "csv":
+        records = _csv_records(fh)
+        header = next(records, None)
+        if header is None:
+            return
+        for values in records:
+            yield typed(dict(zip(header, values, strict=True)))
+    else:
+        raise ValueError(f"unknown export format {format!r}: use jsonl or csv")
+
+
+def utc_day_bounds(day: date, tz: str = DEFAULT_TZ) -> tuple[datetime, datetime]:
+    """``[start, end)`` of a calendar day in ``tz``, as aware datetimes (for filters)."""
+    zone = ZoneInfo(tz)
+    start = datetime(day.year, day.month, day.day, tzinfo=zone)
+    nxt = day + timedelta(days=1)
+    return start, datetime(nxt.year, nxt.month, nxt.day, tzinfo=zone)

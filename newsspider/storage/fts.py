@@ -1,0 +1,425 @@
+"""Full-text search that works for Chinese, on SQLite (FTS5 trigram) and PostgreSQL (pg_trgm).
+
+Chinese has no spaces, so word tokenizers see a whole sentence as one token and find
+nothing. Both backends index character *trigrams* instead, which turns "does the text
+contain this substring" into an index lookup:
+
+- **SQLite**: an FTS5 virtual table ``articles_fts`` with ``tokenize='trigram'`` over
+  ``articles.title`` and ``articles.content``, as an *external content* table
+  (``content='articles', content_rowid='id'``: the text is not stored twice, only the
+  index). Three triggers keep it in sync with every ``INSERT``, ``UPDATE`` and ``DELETE``
+  on ``articles``, so the crawl pipeline, ``reclean`` and hand edits all stay searchable.
+  A phrase query of three or more characters is exactly a substring test. Shorter
+  queries have no trigram of their own. A two-character query ``ab`` still goes through
+  indexes when it is rare enough: every occurrence is either followed by a character,
+  so the row holds a trigram ``ab?`` (listed by the ``fts5vocab`` table
+  ``articles_fts_vocab``, then matched as ``"ab1" OR "ab2" OR ...``), or ends its
+  column, which the indexed side table ``articles_search_tail`` (the last two characters
+  of each title and body, kept by the same triggers) finds. Frequent two-character words
+  (a cost model picks the faster path) and one-character queries fall back to ``LIKE``
+  (escaped, with an ``ESCAPE`` clause) walked in ``published`` order through an index:
+  a word on one row in twenty is found after a few hundred rows.
+- **PostgreSQL**: the ``pg_trgm`` extension and GIN trigram indexes on ``title`` and
+  ``content``, which ``ILIKE '%...%'`` uses directly. Without permission to create the
+  extension, search still answers through ``ILIKE`` (a sequential scan) and a warning says
+  so. pg_trgm only takes trigrams of *word* characters: in a database whose ``LC_CTYPE`` is
+  ``C`` the CJK characters are not alphanumeric, so create the database with a UTF-8 ctype
+  (``C.UTF-8``, ``en_US.UTF-8``) for the index to help; the answers are the same either way.
+
+:func:`setup_search` is called by ``create_schema`` and is idempotent; when it adds search
+to a database that already holds articles, or finds the triggers gone, it fills the index
+from ``articles`` (FTS5 ``rebuild``) in the same transaction.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+from typing import Literal
+
+from sqlalchemy import (
+    DDL,
+    Connection,
+    Engine,
+    Integer,
+    bindparam,
+    column,
+    event,
+    func,
+    or_,
+    select,
+    table,
+    text,
+)
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.sql.elements import ColumnElement, TextClause
+
+from .models import Article
+
+logger = logging.getLogger(__name__)
+
+SearchBackend = Literal["fts5", "pg_trgm", "like"]
+
+FTS_TABLE = "articles_fts"
+#: Queries at least this long (in characters) go through the trigram index.
+MIN_FTS_CHARS = 3
+#: ``snippet()`` tokens around the match; with the trigram tokenizer one token is one
+#: character (FTS5 caps it at 64).
+SNIPPET_TOKENS = 48
+SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS = "[", "]", "…"
+LIKE_ESCAPE = "\\"
+
+#: Lightweight handle for the FTS table in Core statements (not part of ``Base.metadata``,
+#: which must not try to create it as an ordinary table).
+FTS = table(FTS_TABLE, column("rowid", Integer), column("title"), column("content"))
+
+# ``content="articles"`` in double quotes: the form Datasette and sqlite-utils look for to
+# offer full-text search on the ``articles`` table itself.
+CREATE_FTS = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
+    'title, content, content="articles", content_rowid="id", tokenize="trigram")'
+)
+REBUILD_FTS = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')"
+FTS_VOCAB = f"{FTS_TABLE}_vocab"
+#: The last two characters of each column, for two-character queries: an occurrence at
+#: the very end of a title or body has no trigram ``ab?`` in the index. A side table kept
+#: by the same triggers (not expression indexes on ``articles``, which SQLAlchemy cannot
+#: reflect and would warn about).
+TAIL_TABLE = "articles_search_tail"
+TAIL = table(TAIL_TABLE, column("id", Integer), column("title_tail"), column("content_tail"))
+SQLITE_TABLES = {
+    FTS_TABLE: CREATE_FTS,
+    FTS_VOCAB: f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_VOCAB} USING fts5vocab({FTS_TABLE}, row)",
+    TAIL_TABLE: f"CREATE TABLE IF NOT EXISTS {TAIL_TABLE} "
+    "(id INTEGER PRIMARY KEY, title_tail TEXT, content_tail TEXT)",
+    "ix_search_tail_title": f"CREATE INDEX IF NOT EXISTS ix_search_tail_title "
+    f"ON {TAIL_TABLE} (title_tail)",
+    "ix_search_tail_content": f"CREATE INDEX IF NOT EXISTS ix_search_tail_content "
+    f"ON {TAIL_TABLE} (content_tail)",
+}
+#: Statements that (re)fill the search structures from ``articles``.
+BACKFILL = {
+    FTS_TABLE: (REBUILD_FTS,),
+    TAIL_TABLE: (
+        f"DELETE FROM {TAIL_TABLE}",
+        f"INSERT INTO {TAIL_TABLE} (id, title_tail, content_tail) "
+        "SELECT id, substr(title, -2), substr(content, -2) FROM articles",
+    ),
+}
+_TAIL_SET = (
+    f"INSERT OR REPLACE INTO {TAIL_TABLE} (id, title_tail, content_tail) "
+    "VALUES (new.id, substr(new.title, -2), substr(new.content, -2));"
+)
+# The external-content recipe of the FTS5 documentation (§4.4.3): a 'delete' needs the old
+# values exactly, which only a trigger can guarantee. The update trigger skips rows whose
+# indexed text did not change (a re-crawl of an unchanged page, a reclean without effect).
+SQLITE_TRIGGERS = {
+    f"{FTS_TABLE}_ai": f"""
+        CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ai AFTER INSERT ON articles BEGIN
+            INSERT INTO {FTS_TABLE}(rowid, title, content)
+            VALUES (new.id, new.title, new.content);
+            {_TAIL_SET}
+        END""",
+    f"{FTS_TABLE}_ad": f"""
+        CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ad AFTER DELETE ON articles BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content)
+            VALUES ('delete', old.id, old.title, old.content);
+            DELETE FROM {TAIL_TABLE} WHERE id = old.id;
+        END""",
+    f"{FTS_TABLE}_au": f"""
+        CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_au AFTER UPDATE OF id, title, content
+        ON articles
+        WHEN old.id IS NOT new.id OR old.title IS NOT new.title
+             OR old.content IS NOT new.content
+        BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content)
+            VALUES ('delete', old.id, old.title, old.content);
+            INSERT INTO {FTS_TABLE}(rowid, title, content)
+            VALUES (new.id, new.title, new.content);
+            DELETE FROM {TAIL_TABLE} WHERE id = old.id;
+            {_TAIL_SET}
+        END""",
+}
+#: Cost model of a two-character query (measured, benchmarks/corpus_search.py): the index
+#: path reads every row entry of the ``ab?`` trigrams (``sum_doc``); the ``LIKE`` walk
+#: tests rows in time order until ``limit`` hits, about ``limit * rows / matches`` of
+#: them, and testing a row costs about this many index entries.
+SHORT_ROW_COST = 30
+#: More ``ab?`` trigrams than this make a long MATCH expression: use the walk.
+SHORT_MAX_TERMS = 1000
+
+#: Time-ordered indexes for "newest first" results, filters and per-site stats: a short
+#: query walks ``published`` downwards and stops after ``limit`` hits.
+ORDER_INDEXES = {
+    "ix_articles_published": "CREATE INDEX IF NOT EXISTS ix_articles_published "
+    "ON articles (published)",
+    "ix_articles_site_published": "CREATE INDEX IF NOT EXISTS ix_articles_site_published "
+    "ON articles (site, published)",
+}
+# PostgreSQL sorts NULLs first in DESC order unless told; results put untimed rows last,
+# and a backward scan of an ascending index cannot give DESC NULLS LAST.
+PG_ORDER_INDEXES = {
+    "ix_articles_published": "CREATE INDEX IF NOT EXISTS ix_articles_published "
+    "ON articles (published DESC NULLS LAST)",
+    "ix_articles_site_published": "CREATE INDEX IF NOT EXISTS ix_articles_site_published "
+    "ON articles (site, published DESC NULLS LAST)",
+}
+PG_TRGM_INDEXES = {
+    "ix_articles_title_trgm": "CREATE INDEX IF NOT EXISTS ix_articles_title_trgm "
+    "ON articles USING gin (title gin_trgm_ops)",
+    "ix_articles_content_trgm": "CREATE INDEX IF NOT EXISTS ix_articles_content_trgm "
+    "ON articles USING gin (content gin_trgm_ops)",
+}
+
+# drop_all() drops ``articles`` and with it the triggers; the FTS index must go too, or a
+# new ``articles`` table would inherit an index of rows that no longer exist.
+for _name in (FTS_VOCAB, FTS_TABLE, TAIL_TABLE):
+    _ddl = f"DROP TABLE IF EXISTS {_name}"
+    event.listen(Article.__table__, "after_drop", DDL(_ddl).execute_if(dialect="sqlite"))
+
+
+def setup_search(engine: Engine) -> SearchBackend:
+    """Create the search structures of ``engine``'s backend if missing; return the backend.
+
+    Idempotent and cheap when everything exists (one catalogue query), so every
+    ``create_schema`` may call it. Returns ``"fts5"``, ``"pg_trgm"`` or ``"like"`` (no
+    index: SQLite without FTS5/trigram, PostgreSQL without the extension, other backends).
+    """
+    if engine.dialect.name == "sqlite":
+        return _setup_sqlite(engine)
+    if engine.dialect.name == "postgresql":
+        return _setup_postgresql(engine)
+    logger.warning("no full-text index for %s: search scans with LIKE", engine.dialect.name)
+    return "like"
+
+
+def _sqlite_objects(conn: Connection) -> set[str]:
+    names = [*SQLITE_TABLES, *SQLITE_TRIGGERS, *ORDER_INDEXES]
+    stmt = text("SELECT name FROM sqlite_master WHERE name IN :names").bindparams(
+        bindparam("names", expanding=True)
+    )
+    return set(conn.scalars(stmt, {"names": names}))
+
+
+def _setup_sqlite(engine: Engine) -> SearchBackend:
+    wanted = {*SQLITE_TABLES, *SQLITE_TRIGGERS, *ORDER_INDEXES}
+    with engine.connect() as conn:
+        if _sqlite_objects(conn) >= wanted:
+            return "fts5"
+        conn.rollback()
+        # One write transaction for table, triggers and backfill: a second process waits
+        # here (busy_timeout) and then finds everything made, and a crash in between leaves
+        # no FTS table without its rows. pysqlite opens no transaction before DDL by itself.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            present = _sqlite_objects(conn)
+            for name, ddl in ORDER_INDEXES.items():
+                if name not in present:
+                    conn.exec_driver_sql(ddl)
+            created = [name for name in SQLITE_TABLES if name not in present]
+            for name in created:
+                conn.exec_driver_sql(SQLITE_TABLES[name])
+            # Without its triggers (a corpus from before search, or ``articles`` dropped
+            # and made again by hand) the rows may differ from the index: refill it all.
+            untracked = any(name not in present for name in SQLITE_TRIGGERS)
+            for ddl in SQLITE_TRIGGERS.values():
+                conn.exec_driver_sql(ddl)
+            backfill = [name for name in BACKFILL if untracked or name in created]
+            if backfill and conn.scalar(text("SELECT EXISTS (SELECT 1 FROM articles)")):
+                logger.info("indexing the stored articles for search: %s", ", ".join(backfill))
+                for name in backfill:
+                    for statement in BACKFILL[name]:
+                        conn.exec_driver_sql(statement)
+            conn.commit()
+        except OperationalError as exc:
+            conn.rollback()
+            if "fts5" in str(exc) or "trigram" in str(exc):
+                logger.warning("SQLite lacks FTS5 with the trigram tokenizer (%s): search "
+                               "scans with LIKE; SQLite 3.34+ is needed", exc)  # fmt: skip
+                with engine.begin() as conn2:
+                    for ddl in ORDER_INDEXES.values():
+                        conn2.exec_driver_sql(ddl)
+                return "like"
+            raise
+    return "fts5"
+
+
+def _setup_postgresql(engine: Engine) -> SearchBackend:
+    has_trgm = _pg_has_trgm(engine)
+    if not has_trgm:
+        try:
+            with engine.begin() as conn:
+                conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            has_trgm = True
+        except DBAPIError as exc:
+            logger.warning(
+                "cannot create the pg_trgm extension (%s): search falls back to ILIKE scans; "
+                "ask an administrator to run CREATE EXTENSION pg_trgm",
+                str(exc.orig).strip() if exc.orig else exc,
+            )
+    wanted = dict(PG_ORDER_INDEXES) | (PG_TRGM_INDEXES if has_trgm else {})
+    with engine.begin() as conn:
+        present = set(
+            conn.scalars(
+                text(
+                    "SELECT indexname FROM pg_indexes "
+                    "WHERE tablename = 'articles' AND schemaname = current_schema()"
+                )
+            )
+        )
+        for name, ddl in wanted.items():
+            if name not in present:
+                logger.info("creating index %s", name)
+                conn.exec_driver_sql(ddl)
+    return "pg_trgm" if has_trgm else "like"
+
+
+def _pg_has_trgm(engine: Engine) -> bool:
+    with engine.connect() as conn:
+        stmt = text("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm')")
+        return bool(conn.scalar(stmt))
+
+
+def index_missing(engine: Engine) -> bool:
+    """True when ``setup_search`` would have to index stored articles (SQLite corpus from
+    before search): a command can say why its first run takes a while."""
+    if engine.dialect.name != "sqlite":
+        return False
+    with engine.connect() as conn:
+        if not conn.scalar(
+            text("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'articles')")
+        ):
+            return False
+        present = _sqlite_objects(conn)
+        return not present >= {*SQLITE_TABLES, *SQLITE_TRIGGERS}
+
+
+def search_backend(engine: Engine) -> SearchBackend:
+    """Which search path ``engine`` supports now (without creating anything)."""
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as conn:
+            return "fts5" if _sqlite_objects(conn) >= set(SQLITE_TABLES) else "like"
+    if engine.dialect.name == "postgresql":
+        return "pg_trgm" if _pg_has_trgm(engine) else "like"
+    return "like"
+
+
+# -- query pieces ---------------------------------------------------------------------------
+
+
+def normalize_query(query: str) -> str:
+    """The query as searched: surrounding whitespace removed; empty queries are refused."""
+    q = query.strip()
+    if not q:
+        raise ValueError("empty search query")
+    return q
+
+
+def fts_phrase(query: str) -> str:
+    """``query`` as one FTS5 phrase string (``"..."`` with ``"`` doubled).
+
+    Bound as a parameter, never spliced into SQL; quoting it makes FTS5 read operators
+    (``AND``, ``*``, ``:``, ``-``) as plain text. With the trigram tokenizer a phrase matches
+    exactly where the text contains the query as a substring.
+    """
+    return '"' + query.replace('"', '""') + '"'
+
+
+def like_pattern(query: str) -> str:
+    r"""``%query%`` with ``\``, ``%`` and ``_`` escaped for ``LIKE ... ESCAPE '\'``."""
+    escaped = query.replace(LIKE_ESCAPE, LIKE_ESCAPE * 2).replace("%", r"\%").replace("_", r"\_")
+    return f"%{escaped}%"
+
+
+def fts_match(query: str, name: str = "fts_query") -> TextClause:
+    """``articles_fts MATCH :fts_query`` with the query bound as a phrase."""
+    return fts_match_expr(fts_phrase(query), name)
+
+
+def fts_match_expr(expression: str, name: str = "fts_query") -> TextClause:
+    """``articles_fts MATCH :name`` with a ready FTS5 expression bound as a parameter."""
+    return text(f"{FTS_TABLE} MATCH :{name}").bindparams(**{name: expression})
+
+
+def short_match(conn: Connection, query: str, limit: int = 20) -> ColumnElement[bool] | None:
+    """Indexed condition for a two-character ``query`` on SQLite FTS5, or ``None``.
+
+    Exact, not a candidate filter: a row contains ``ab`` iff its index holds a trigram
+    starting with ``ab`` (the occurrence is followed by a character) or a column ends with
+    ``ab``. ``None`` sends the query to the ``LIKE`` walk instead: for common words, which
+    the walk finds within a few hundred rows (a row holding the most frequent trigram
+    ``ab?`` proves at least that many matches), and for queries with non-ASCII cased
+    letters, which the trigram tokenizer folds but ``LIKE`` does not.
+    """
+    if len(query) != 2 or not all(c.isascii() or c.lower() == c.upper() for c in query):
+        return None
+    folded = query.lower()
+    terms = conn.execute(
+        text(f"SELECT term, doc FROM {FTS_VOCAB} WHERE term >= :lo AND term <= :hi"),
+        {"lo": folded, "hi": folded + "\U0010ffff"},
+    ).all()
+    if len(terms) > SHORT_MAX_TERMS:
+        return None
+    if terms:
+        sum_doc = sum(t.doc for t in terms)
+        max_doc = max(t.doc for t in terms)  # matching rows are at least this many
+        rows = conn.scalar(select(func.max(Article.__table__.c.id))) or 0
+        # index cost ~ sum_doc; walk cost ~ SHORT_ROW_COST * limit * rows / max_doc
+        if sum_doc * max_doc > SHORT_ROW_COST * limit * rows:
+            return None
+    variants = sorted(
+        {"".join(p) for p in itertools.product(*({c.lower(), c.upper()} for c in query))}
+    )
+    tails = select(TAIL.c.id).where(
+        TAIL.c.title_tail.in_(variants) | TAIL.c.content_tail.in_(variants)
+    )
+    clauses: list[ColumnElement[bool]] = [Article.__table__.c.id.in_(tails)]
+    if terms:
+        expr = " OR ".join(fts_phrase(t.term) for t in terms)
+        ids = select(FTS.c.rowid).where(fts_match_expr(expr, "short_terms"))
+        clauses.insert(0, Article.__table__.c.id.in_(ids))
+    return or_(*clauses)
+
+
+def like_clause(query: str, dialect: str) -> ColumnElement[bool]:
+    """Title or content contains ``query``: ``LIKE`` on SQLite (ASCII case-insensitive
+    already, and ``lower()`` would copy every row), ``ILIKE`` on PostgreSQL (what the
+    trigram GIN indexes serve)."""
+    pattern = like_pattern(query)
+    title, content = Article.__table__.c.title, Article.__table__.c.content
+    if dialect == "postgresql":
+        return title.ilike(pattern, escape=LIKE_ESCAPE) | content.ilike(pattern, escape=LIKE_ESCAPE)
+    return title.like(pattern, escape=LIKE_ESCAPE) | content.like(pattern, escape=LIKE_ESCAPE)
+
+
+def make_snippet(
+    content: str,
+    query: str,
+    width: int = SNIPPET_TOKENS,
+    markers: tuple[str, str] = (SNIPPET_OPEN, SNIPPET_CLOSE),
+    ellipsis: str = SNIPPET_ELLIPSIS,
+) -> str:
+    """``content`` around the first case-insensitive match of ``query``, the match marked.
+
+    The Python twin of FTS5's ``snippet()`` for PostgreSQL and for short queries on SQLite:
+    about ``width`` characters in all, the match roughly centred, line breaks flattened to
+    spaces. Without a match in ``content`` (the query was in the title) it is the start of
+    the text.
+    """
+    m = re.search(re.escape(query), content, re.IGNORECASE)
+    if m is None:
+        head = content[:width]
+        return flat_text(head) + (ellipsis if len(content) > width else "")
+    before = max(0, (width - len(m.group())) // 3)
+    start = max(0, m.start() - before)
+    end = min(len(content), max(m.end(), start + width))
+    out = content[start : m.start()] + markers[0] + m.group() + markers[1] + content[m.end() : end]
+    return (
+        (ellipsis if start > 0 else "") + flat_text(out) + (ellipsis if end < len(content) else "")
+    )
+
+
+def flat_text(s: str) -> str:
+    """Line breaks (and the spaces around them) as one space: a snippet is one line."""
+    return re.sub(r"\s*\n\s*", " ", s)

@@ -1,0 +1,217 @@
+"""Re-cleaning stored articles with the matured line table (Li & Jiang 2012 §2.2, §B3).
+
+The line table learns as it goes: a boilerplate line is kept on the first page that shows
+it (``LC = 1 <= int(1 + RC/L)``), and a line that repeats slowly (a footer on one page in
+ten) is kept until its ``LC`` outgrows the threshold. The paper admits this weakness: the
+first pages of a site keep their boilerplate. Every article stores the extracted body
+before cleaning (``raw_text``), so once the table has matured :func:`reclean` runs it over
+them again with :meth:`SqlLineTable.apply` (filter only, no learning: the pages were
+counted when they were crawled) and rewrites ``content`` where the lines differ.
+
+A re-clean can also *restore* lines: the threshold grows with ``RC``, so a line that a few
+early pages shared and that never came back is body again by today's table.
+
+``site_reclean`` remembers the ``RC`` of each site's last re-clean, so :func:`reclean_due`
+can say when the table has grown enough (by a factor, e.g. ``RECLEAN_GROWTH = 2``) for
+another pass to be worth its time.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from sqlalchemy import Engine, Integer, String, select, update
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from newsspider.extraction.linehash import DEFAULT_L, split_lines
+
+from .db import dialect_insert
+from .lines import SqlLineTable
+from .models import Article, Base, SiteLineStats, utcnow
+
+logger = logging.getLogger(__name__)
+
+#: Articles read, re-cleaned and committed per transaction.
+DEFAULT_BATCH = 500
+#: No first re-clean before the site has counted this many pages: earlier, the table is
+#: too young to know more than it knew while crawling.
+DEFAULT_MIN_RC = 100
+
+ARTICLES = Article.__table__
+
+
+class SiteReclean(Base):
+    """The last re-clean of one site: the ``RC`` it used, when, and what it changed."""
+
+    __tablename__ = "site_reclean"
+
+    site: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_reclean_RC: Mapped[int] = mapped_column(
+        "last_reclean_rc", Integer, key="last_reclean_RC", default=0
+    )
+    reclean_at: Mapped[datetime | None]
+    articles: Mapped[int] = mapped_column(Integer, default=0)
+    changed: Mapped[int] = mapped_column(Integer, default=0)
+    lines_removed: Mapped[int] = mapped_column(Integer, default=0)
+    lines_restored: Mapped[int] = mapped_column(Integer, default=0)
+
+
+@dataclass(slots=True)
+class RecleanReport:
+    """What a re-clean did to one site.
+
+    ``articles`` were examined, ``changed`` had their ``content`` rewritten;
+    ``lines_removed`` were in the old content and are not in the new (boilerplate the young
+    table missed), ``lines_restored`` the reverse. ``RC`` is the table's page count used.
+    """
+
+    articles: int = 0
+    changed: int = 0
+    lines_removed: int = 0
+    lines_restored: int = 0
+    RC: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def reclean(
+    session: Session,
+    site: str | None = None,
+    *,
+    L: int = DEFAULT_L,
+    batch: int = DEFAULT_BATCH,
+) -> dict[str, RecleanReport]:
+    """Re-apply each site's line table to the ``raw_text`` of its stored articles.
+
+    ``site=None`` does every site that has articles. Articles are read by id in batches of
+    ``batch`` (keyset pagination, so memory stays constant) and **the session is committed
+    after every batch** and at the end: a long re-clean must not hold SQLite's write lock
+    for minutes while a crawl waits, so pass a session that is not inside a
+    ``session.begin()`` block. A site whose table has counted nothing is skipped (there is
+    nothing to apply). An update only lands if the article's ``raw_text`` is still the one
+    re-cleaned (``content_md5`` unchanged): a crawl re-fetching the page meanwhile wins.
+    """
+    if batch < 1:
+        raise ValueError("batch must be at least 1")
+    if site is None:
+        sites = list(session.scalars(select(ARTICLES.c.site).distinct().order_by(ARTICLES.c.site)))
+    else:
+        sites = [site]
+    reports: dict[str, RecleanReport] = {}
+    for key in sites:
+        reports[key] = _reclean_site(session, key, L, batch)
+    return reports
+
+
+def _reclean_site(session: Session, site: str, L: int, batch: int) -> RecleanReport:
+    RC = session.scalar(select(SiteLineStats.RC).where(SiteLineStats.site == site)) or 0
+    report = RecleanReport(RC=RC)
+    if RC == 0:
+        logger.info("reclean %s: the line table has counted no page, nothing to apply", site)
+        session.commit()
+        return report
+    table = SqlLineTable(session, site, L=L)
+    last_id = 0
+    while True:
+        rows = session.execute(
+            select(ARTICLES.c.id, ARTICLES.c.raw_text, ARTICLES.c.content, ARTICLES.c.content_md5)
+            .where(ARTICLES.c.site == site, ARTICLES.c.id > last_id)
+            .order_by(ARTICLES.c.id)
+            .limit(batch)
+        ).all()
+        if not rows:
+            break
+        for row in rows:
+            report.articles += 1
+            result = table.apply(row.raw_text)
+            old, new = split_lines(row.content), split_lines(result.text)
+            if old == new:
+                continue
+            done = session.execute(
+                update(ARTICLES)
+                .where(ARTICLES.c.id == row.id, ARTICLES.c.content_md5 == row.content_md5)
+                .values(content=result.text)
+            ).rowcount
+            if done:
+                report.changed += 1
+                report.lines_removed += sum((Counter(old) - Counter(new)).values())
+                report.lines_restored += sum((Counter(new) - Counter(old)).values())
+        last_id = rows[-1].id
+        session.commit()
+    _record(session, site, report)
+    session.commit()
+    logger.info(
+        "reclean %s at RC=%s: %s articles, %s changed, %s lines removed, %s restored",
+        site, RC, report.articles, report.changed, report.lines_removed, report.lines_restored,
+    )  # fmt: skip
+    return report
+
+
+def _record(session: Session, site: str, report: RecleanReport) -> None:
+    values = {
+        "site": site,
+        "last_reclean_RC": report.RC,
+        "reclean_at": utcnow(),
+        "articles": report.articles,
+        "changed": report.changed,
+        "lines_removed": report.lines_removed,
+        "lines_restored": report.lines_restored,
+    }
+    table = SiteReclean.__table__
+    stmt = dialect_insert(session, table).values(values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[table.c.site],
+        set_={k: stmt.excluded[k] for k in values if k != "site"},
+    )
+    session.execute(stmt)
+
+
+def run_reclean(
+    engine: Engine,
+    site: str | None = None,
+    *,
+    L: int = DEFAULT_L,
+    growth: float | None = None,
+    min_RC: int = DEFAULT_MIN_RC,
+    batch: int = DEFAULT_BATCH,
+) -> dict[str, RecleanReport]:
+    """``scrapy reclean`` in one call: the stored sites (or ``site``), optionally only those
+    :func:`reclean_due` with ``growth``, each re-cleaned in its own session.
+
+    Raises ``LookupError`` for a ``site`` without stored articles.
+    """
+    with Session(engine) as session:
+        stored = list(session.scalars(select(ARTICLES.c.site).distinct().order_by(ARTICLES.c.site)))
+        if site is not None and site not in stored:
+            raise LookupError(f"no stored articles of site {site!r}")
+        sites = [site] if site is not None else stored
+        if growth is not None:
+            sites = [k for k in sites if reclean_due(session, k, growth, min_RC=min_RC)]
+    reports: dict[str, RecleanReport] = {}
+    for key in sites:
+        with Session(engine) as session:
+            reports.update(reclean(session, key, L=L, batch=batch))
+    return reports
+
+
+def reclean_due(
+    session: Session, site: str, growth: float, *, min_RC: int = DEFAULT_MIN_RC
+) -> bool:
+    """Whether ``site``'s table has grown enough since its last re-clean to run another.
+
+    Due when ``RC >= growth * last_reclean_RC`` (and ``RC`` moved at all); a site never
+    re-cleaned is due once ``RC >= min_RC``. With ``growth = 2`` re-cleans happen at
+    ``RC`` 100, 200, 400, ...: their total cost stays proportional to the corpus, while
+    the table doubles its evidence between passes.
+    """
+    if growth < 1:
+        raise ValueError("growth must be at least 1")
+    RC = session.scalar(select(SiteLineStats.RC).where(SiteLineStats.site == site)) or 0
+    last = session.scalar(select(SiteReclean.last_reclean_RC).where(SiteReclean.site == site))
+    if not last:
+        return RC >= min_RC
+    return RC > last and RC >= growth * last
