@@ -113,11 +113,11 @@ def extract_article(
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    from .page import load_page  # page.py imports this module's helpers
+    from .page import empty_article, load_page  # page.py imports this module's helpers
 
     page = load_page(html, headers=headers, tz=tz)
     if page.root is None:
-        return Article(None, None, None, "", page.encoding, mode, url)
+        return empty_article(page, url, mode)
     if mode == "paper":
         return _paper(page.root, url, page.encoding, page.tz)
     from .best import extract_best

@@ -84,14 +84,13 @@ from typing import Any, Self
 
 from lxml import etree
 
-from .article import content_type_of, extract_article, paper_title, parse_html, resolve_tz
+from .article import extract_article, paper_title, resolve_tz
 from .best import BEST_TYPE_II, best_published, best_title, textnums
 from .blocks import mark_blocks, split_blocks
 from .blockstats import block_statistics
-from .encoding import decode_html
-from .errors import ExtractionError
 from .metadata import html_title, meta_published, meta_title
 from .model import Article
+from .page import empty_article, load_page
 from .render import ID_ATTRIBUTE, Layout, Renderer, shared_renderer
 
 #: Modes of ``visual``: the paper alone.
@@ -205,15 +204,8 @@ def decode_and_parse(
     html: bytes | str, headers: Mapping[Any, Any] | None = None
 ) -> tuple[etree._Element | None, str]:
     """Decode (ALGORITHMS.md §B1) and parse a page as :func:`.article.extract_article` does."""
-    if isinstance(html, bytes | bytearray | memoryview):
-        text, encoding = decode_html(bytes(html), content_type_of(headers))
-    elif isinstance(html, str):
-        if not html.strip():
-            raise ExtractionError("empty document")
-        text, encoding = html, "unicode"
-    else:
-        raise TypeError(f"html must be bytes or str, not {type(html).__name__}")
-    return parse_html(text), encoding
+    page = load_page(html, headers=headers)
+    return page.root, page.encoding
 
 
 def number_elements(root: etree._Element) -> list[etree._Element]:
@@ -325,9 +317,35 @@ def vl_ps(
     Raises :class:`.errors.ExtractionError` for input that is not HTML, and
     its subclasses in :mod:`.render` when the page cannot be rendered.
     """
-    root, encoding = decode_and_parse(html, headers)
-    if root is None:
+    page = load_page(html, headers=headers)
+    if page.root is None:
         return None
+    return _classify_tree(
+        page.root,
+        page.encoding,
+        H1=H1,
+        H2_offset=H2_offset,
+        W1=W1,
+        W2=W2,
+        renderer=renderer,
+        javascript=javascript,
+        timeout=timeout,
+    )
+
+
+def _classify_tree(
+    root: etree._Element,
+    encoding: str,
+    *,
+    H1: float,
+    H2_offset: float,
+    W1: float,
+    W2: float,
+    renderer: Renderer | None,
+    javascript: bool | None,
+    timeout: float | None,
+) -> VisualPage:
+    """VL_PS steps a-d on a parsed page: render, read the boxes, classify them."""
     elements = number_elements(root)
     renderer = renderer or shared_renderer()
     js = renderer.javascript if javascript is None else javascript
@@ -338,6 +356,16 @@ def vl_ps(
         if 0 <= k < len(elements) and elements[k].tag not in _UNCLASSIFIED:
             regions[k] = classify(box.left, box.top, box.width, box.height, t)
     return VisualPage(root, encoding, elements, layout, t, regions)
+
+
+def _page_or_empty(
+    html: bytes | str, url: str | None, mode: str, headers: Mapping[Any, Any] | None, **params: Any
+) -> VisualPage | Article:
+    """The classified page, or the empty Article when lxml finds no document (decoded once)."""
+    loaded = load_page(html, headers=headers)
+    if loaded.root is None:
+        return empty_article(loaded, url, mode)
+    return _classify_tree(loaded.root, loaded.encoding, **params)
 
 
 def _blank_text(page: VisualPage, drop: frozenset[Region] | set[Region]) -> None:
@@ -385,9 +413,11 @@ def extract_visual(
     """
     _check_mode(mode, MODES, "visual")
     zone = resolve_tz(tz)
-    page = vl_ps(
+    page = _page_or_empty(
         html,
-        headers=headers,
+        url,
+        mode,
+        headers,
         H1=H1,
         H2_offset=H2_offset,
         W1=W1,
@@ -396,9 +426,8 @@ def extract_visual(
         javascript=javascript,
         timeout=timeout,
     )
-    if page is None:
-        encoding = decode_and_parse(html, headers)[1]
-        return Article(None, None, None, "", encoding, mode, url)
+    if isinstance(page, Article):
+        return page
     root = page.root
     meta = meta_title(root)
     page_title = html_title(root)
@@ -445,9 +474,11 @@ def extract_visual_blockstats(
     Parameters as for :func:`extract_visual`.
     """
     _check_mode(mode, BLOCKSTATS_MODES, "visual+blockstats")
-    page = vl_ps(
+    page = _page_or_empty(
         html,
-        headers=headers,
+        url,
+        mode,
+        headers,
         H1=H1,
         H2_offset=H2_offset,
         W1=W1,
@@ -456,9 +487,8 @@ def extract_visual_blockstats(
         javascript=javascript,
         timeout=timeout,
     )
-    if page is None:
-        encoding = decode_and_parse(html, headers)[1]
-        return Article(None, None, None, "", encoding, mode, url)
+    if isinstance(page, Article):
+        return page
     _blank_text(page, NOISE)
     for body in page.root.iter("body"):
         for el in body.iter():
