@@ -8,9 +8,29 @@ SPIDER_MODULES = ["newsspider.spiders"]
 NEWSPIDER_MODULE = "newsspider.spiders"
 COMMANDS_MODULE = "newsspider.commands"
 
+# Politeness (issue 7): robots.txt obeyed, at least DOWNLOAD_DELAY between requests to one
+# domain, and AutoThrottle on top, which stretches the delay when a site answers slowly
+# (never below DOWNLOAD_DELAY, never above AUTOTHROTTLE_MAX_DELAY). Local test crawls and
+# benchmarks switch both off explicitly (-s DOWNLOAD_DELAY=0 -s AUTOTHROTTLE_ENABLED=False);
+# replayed crawls (REPLAY_ARCHIVE) skip the download slots and are not slowed at all.
 ROBOTSTXT_OBEY = True
 DOWNLOAD_DELAY = 1.0
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 1.0
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+# Who is asking, so a site's operator can see it and get in touch: name, version, contact.
+NEWSSPIDER_VERSION = "0.1"
+USER_AGENT = (
+    f"newsspider/{NEWSSPIDER_VERSION} "
+    "(+https://github.com/newsspider/newsspider; Chinese news corpus research crawler)"
+)
+# A news page over 10 MiB is not an article (a video, an archive, a runaway page): the
+# download is cancelled, logged and counted (newsspider/fetch_failed_reason/too_large).
+# Feeds get their own, larger limits (newsspider/spiders/news.py FEED_META).
+DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 FEED_EXPORT_ENCODING = "utf-8"
 
 # Extraction mode used by `scrapy extract`/`evaluate` defaults and the crawl pipeline:
@@ -29,6 +49,10 @@ ITEM_PIPELINES = {
 DATABASE_URL = None
 NEWS_DB_BATCH = 50  # articles per transaction
 NEWS_DB_BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for a lock
+# A write batch that fails transiently (SQLite locked past the busy timeout, PostgreSQL
+# restarting) is retried whole, with a doubling wait, for up to this many seconds; then its
+# articles are dropped (DatabaseUnavailable) and the crawl closes (newsspider/pipelines/corpus.py).
+NEWS_DB_RETRY_SECONDS = 300.0
 # Li & Jiang 2012 line-hash table (ALGORITHMS.md §B3)
 LINEHASH_ENABLED = True
 LINEHASH_L = 50

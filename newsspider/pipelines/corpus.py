@@ -4,19 +4,54 @@ Items are buffered and written in batches (``NEWS_DB_BATCH``). One batch is one
 transaction: its line counts (LC, RC) and its articles are committed together
 or not at all, so a crash leaves every stored article whole and the line table
 consistent with the articles it counted.
+
+Failures while writing (issue 7):
+
+- **Transient** (``storage.db.is_transient``: SQLite locked by another writer for longer
+  than ``NEWS_DB_BUSY_TIMEOUT``, PostgreSQL restarting or unreachable): the whole
+  transaction is rolled back and retried with a doubling wait (0.5 s up to 30 s) for up to
+  ``NEWS_DB_RETRY_SECONDS``, with a WARNING per retry. Nothing is applied twice, because
+  a failed attempt leaves nothing behind, and even a batch whose COMMIT did go through
+  before the connection dropped is safe to retry: its pages are then stored with their
+  content MD5, so the retry treats them as duplicates and does not count them again.
+  While a batch waits, the items behind it wait too (``process_item`` is a coroutine), so
+  the crawl slows down instead of piling pages up in memory. After
+  ``NEWS_DB_RETRY_SECONDS`` the batch's articles are dropped (``DatabaseUnavailable``,
+  logged with their URLs) and the crawl is closed (finish reason
+  ``database_unavailable``): nothing is left half-written and the next crawl fetches them
+  again.
+- **Permanent** (anything else: a value the database refuses, a constraint): the batch
+  is written again one article per transaction, so one bad article costs only itself
+  (dropped as ``StoreError``, logged with its URL and traceback).
+
+A page whose every body line the line table knows as boilerplate is not stored
+(``AllBoilerplate``): an empty article is not news. It is still counted in the table,
+as the paper counts every page.
+
+Reasons are counted in Scrapy's ``item_dropped_count`` and
+``item_dropped_reasons_count/<reason>`` stats, so they reach ``crawl_runs.drop_reasons``
+and the nightly report like the extraction pipeline's drops; these items did pass
+``process_item`` (they are in ``item_scraped_count`` too), because they are judged when
+their batch is written.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Self
 
 from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import sleep
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from sqlalchemy.orm import Session
+from twisted.internet.defer import DeferredLock
 
 from newsspider.extraction.linehash import DEFAULT_L, page_md5
 from newsspider.storage import (
@@ -28,8 +63,33 @@ from newsspider.storage import (
     seen_content,
     upsert_articles,
 )
+from newsspider.storage.db import DEFAULT_RETRY_SECONDS, Backoff, is_transient
+
+__all__ = ["ALL_BOILERPLATE", "DATABASE_UNAVAILABLE", "STORE_ERROR", "CorpusPipeline"]
 
 logger = logging.getLogger(__name__)
+
+#: Drop reasons of this pipeline (``item_dropped_reasons_count/<reason>``).
+ALL_BOILERPLATE = "AllBoilerplate"
+STORE_ERROR = "StoreError"
+DATABASE_UNAVAILABLE = "DatabaseUnavailable"
+#: Finish reason of a crawl closed because the database stayed unavailable.
+FINISH_DATABASE_UNAVAILABLE = "database_unavailable"
+#: URLs named in one log line about a batch (the rest are counted).
+LOG_URLS = 5
+
+
+@dataclass(slots=True)
+class _Written:
+    """What one committed batch did; counted into the stats only after the commit."""
+
+    new: int = 0
+    updated: int = 0
+    rows: int = 0
+    removed: dict[str, int] = field(default_factory=dict)
+    duplicates: dict[str, int] = field(default_factory=dict)
+    #: (url, site, lines) of pages whose every line was boilerplate
+    all_boilerplate: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 class CorpusPipeline:
@@ -45,6 +105,7 @@ class CorpusPipeline:
         prune_every: int = 100,
         once_per_page: bool = True,
         busy_timeout: float = 30.0,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
         stats=None,
         crawler: Crawler | None = None,
     ) -> None:
@@ -55,12 +116,19 @@ class CorpusPipeline:
         self.prune_every = prune_every
         self.once_per_page = once_per_page
         self.busy_timeout = busy_timeout
+        self.retry_seconds = retry_seconds
         self.stats = stats
         self.crawler = crawler
         self.pending: list[Any] = []
         self.engine = None
         self.run_id: int | None = None
         self.site_keys: set[str] = set()
+        #: one batch at a time; items behind a retrying batch wait here
+        self._lock = DeferredLock()
+        #: set while the database is given up on: later batches get one attempt each
+        self.unavailable = False
+        #: set once any batch was given up on: the crawl run ends ``failed``
+        self.gave_up = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -75,6 +143,7 @@ class CorpusPipeline:
             prune_every=s.getint("LINEHASH_PRUNE_EVERY", 100),
             once_per_page=s.getbool("LINEHASH_ONCE_PER_PAGE", True),
             busy_timeout=s.getfloat("NEWS_DB_BUSY_TIMEOUT", 30.0),
+            retry_seconds=s.getfloat("NEWS_DB_RETRY_SECONDS", DEFAULT_RETRY_SECONDS),
             stats=crawler.stats,
             crawler=crawler,
         )
@@ -83,47 +152,166 @@ class CorpusPipeline:
 
     def open_spider(self, spider=None) -> None:
         self.engine = engine_for(self.database_url, busy_timeout=self.busy_timeout)
-        create_schema(self.engine)
         spider = spider or (self.crawler.spider if self.crawler else None)
         site = getattr(getattr(spider, "site", None), "key", None) or getattr(spider, "name", "")
+        # Before any page is fetched, so waiting here (blocking) holds nothing up.
+        for wait in self._retrying("open the crawl run", self._open_run, site):
+            time.sleep(wait)
+        logger.info("storing into %s (crawl run %s)", _safe_url(self.database_url), self.run_id)
+
+    def _open_run(self, site: str) -> None:
+        create_schema(self.engine)
         with Session(self.engine) as session, session.begin():
             run = CrawlRun(site=site, started_at=datetime.now(UTC), status="running")
             session.add(run)
             session.flush()
             self.run_id = run.id
-        logger.info("storing into %s (crawl run %s)", _safe_url(self.database_url), self.run_id)
 
-    def close_spider(self, spider=None) -> None:
+    def close_spider(self, spider=None) -> Coroutine[Any, Any, None] | None:
+        """Store what is pending and finish the ``crawl_runs`` row.
+
+        In a crawl (a ``crawler`` was given) this returns a coroutine, which Scrapy awaits,
+        so retries wait without blocking the reactor; without one (tools, tests) it runs to
+        the end before returning.
+        """
+        if self.crawler is not None:
+            return self._close_async()
+        status = "finished"
         try:
             self.flush()
-            status = "finished"
         except Exception:
             status = "failed"
             raise
         finally:
-            self._finish_run(spider, status)
+            self._record_end(status, time.sleep)
+        return None
+
+    async def _close_async(self) -> None:
+        status = "finished"
+        try:
+            await self._flush_async(final=True)
+        except Exception:
+            status = "failed"
+            raise
+        finally:
+            status = "failed" if self.gave_up else status
+            try:
+                for wait in self._retrying("record the crawl run", self._finish_run, status):
+                    await sleep(wait)
+            except Exception:
+                logger.exception("could not record the end of crawl run %s", self.run_id)
+
+    def _record_end(self, status: str, wait_with: Callable[[float], None]) -> None:
+        status = "failed" if self.gave_up else status
+        try:
+            for wait in self._retrying("record the crawl run", self._finish_run, status):
+                wait_with(wait)
+        except Exception:
+            logger.exception("could not record the end of crawl run %s", self.run_id)
 
     # -- items ----------------------------------------------------------------
 
-    def process_item(self, item):
+    def process_item(self, item: Any) -> Any:
+        """Buffer ``item``; write a batch once ``NEWS_DB_BATCH`` items are waiting.
+
+        In a crawl the write is a coroutine that Scrapy awaits (the item, and the items
+        queued behind it, wait while the batch is retried); without a crawler the batch is
+        written before returning.
+        """
         self.pending.append(item)
-        if len(self.pending) >= self.batch:
+        if len(self.pending) < self.batch:
+            return item
+        if self.crawler is None:
             self.flush()
+            return item
+        return self._flush_then(item)
+
+    async def _flush_then(self, item: Any) -> Any:
+        await self._flush_async()
         return item
 
+    async def _flush_async(self, *, final: bool = False) -> None:
+        """Store full batches (every pending item when ``final``), one batch at a time."""
+        await maybe_deferred_to_future(self._lock.acquire())
+        try:
+            while self.pending and (final or len(self.pending) >= self.batch):
+                items = self.pending[: self.batch]
+                del self.pending[: self.batch]
+                for wait in self._store(items):
+                    await sleep(wait)
+        finally:
+            self._lock.release()
+
     def flush(self) -> None:
-        """Clean and store the buffered items in one transaction."""
-        if not self.pending:
+        """Store every pending item now, in batches, blocking through retries.
+
+        For callers outside a running crawl (tools, tests); the crawl itself goes through
+        the coroutines, which wait without blocking the reactor.
+        """
+        while self.pending:
+            items = self.pending[: self.batch]
+            del self.pending[: self.batch]
+            for wait in self._store(items):
+                time.sleep(wait)
+
+    def _store(self, items: list[Any]) -> Iterator[float]:
+        """Write ``items`` as one transaction; yield each wait before a retry.
+
+        The caller does the waiting (``time.sleep`` or a reactor-friendly sleep), so the
+        retry logic exists once. See the module docstring for what is retried.
+        """
+        backoff: Backoff | None = None
+        while True:
+            try:
+                written = self._write_batch(items)
+            except Exception as exc:
+                if is_transient(exc):
+                    if backoff is None:
+                        backoff = Backoff(0 if self.unavailable else self.retry_seconds)
+                    wait = backoff.next_delay()
+                    if wait is not None:
+                        self.stats.inc_value("newsspider/db_retries")
+                        logger.warning(
+                            "database unavailable while storing %s articles (%s): "
+                            "retry %s in %.1f s, for up to %.0f s in all",
+                            len(items),
+                            _short(exc),
+                            backoff.retries,
+                            wait,
+                            self.retry_seconds,
+                        )
+                        yield wait
+                        continue
+                    self._give_up(items, exc)
+                    return
+                if len(items) > 1:
+                    logger.warning(
+                        "storing a batch of %s articles failed (%s): storing them one by one",
+                        len(items),
+                        _short(exc),
+                    )
+                    for item in items:
+                        yield from self._store([item])
+                    return
+                self._drop(items, STORE_ERROR, exc, exc_info=True)
+                return
+            if backoff is not None:
+                logger.info("stored after %s retries: the database is back", backoff.retries)
+            self.unavailable = False
+            self._count(written)
             return
-        items, self.pending = self.pending, []
+
+    def _write_batch(self, items: list[Any]) -> _Written:
+        """Clean and store ``items`` in one transaction (raises; rolled back on failure)."""
+        written = _Written()
         rows = []
-        removed: dict[str, int] = {}
         with Session(self.engine) as session, session.begin():
             tables: dict[str, SqlLineTable] = {}
             batch_md5s: set[tuple[str, str]] = set()
             for item in items:
                 adapter = ItemAdapter(item)
-                site, raw_text = adapter["site"], adapter["raw_text"]
+                site = adapter["site"]
+                raw_text = _no_nul(adapter["raw_text"])
                 md5 = page_md5(raw_text)
                 content = raw_text
                 if self.linehash:
@@ -140,9 +328,13 @@ class CorpusPipeline:
                     duplicate = (site, md5) in batch_md5s or seen_content(session, site, md5)
                     result = table.apply(raw_text) if duplicate else table.clean(raw_text)
                     if duplicate:
-                        self.stats.inc_value(f"newsspider/duplicate_pages/{site}")
+                        written.duplicates[site] = written.duplicates.get(site, 0) + 1
                     content = result.text
-                    removed[site] = removed.get(site, 0) + result.dropped
+                    written.removed[site] = written.removed.get(site, 0) + result.dropped
+                    if not result.kept and result.dropped:
+                        batch_md5s.add((site, md5))
+                        written.all_boilerplate.append((adapter["urladdr"], site, result.dropped))
+                        continue
                 batch_md5s.add((site, md5))
                 adapter["content"] = content
                 rows.append(
@@ -160,24 +352,86 @@ class CorpusPipeline:
                     }
                 )
                 self.site_keys.add(site)
-            new, updated = upsert_articles(session, rows)
-        self.stats.inc_value("newsspider/articles_new", new)
-        self.stats.inc_value("newsspider/articles_updated", updated)
-        for site, n in removed.items():
+            if rows:
+                written.new, written.updated = upsert_articles(session, rows)
+        written.rows = len(rows)
+        return written
+
+    def _count(self, written: _Written) -> None:
+        """Stats and log lines of a committed batch (never of an attempt that failed)."""
+        self.stats.inc_value("newsspider/articles_new", written.new)
+        self.stats.inc_value("newsspider/articles_updated", written.updated)
+        for site, n in written.removed.items():
             self.stats.inc_value(f"newsspider/boilerplate_lines/{site}", n)
-        logger.info("stored %s articles (%s new, %s updated)", len(rows), new, updated)
+        for site, n in written.duplicates.items():
+            self.stats.inc_value(f"newsspider/duplicate_pages/{site}", n)
+        for url, site, lines in written.all_boilerplate:
+            logger.warning(
+                "Dropped: every body line (%s) is boilerplate by the line table of %s, "
+                "not stored: %s",
+                lines,
+                site,
+                url,
+            )
+            self.stats.inc_value(f"newsspider/all_boilerplate/{site}")
+            self._count_drop(ALL_BOILERPLATE)
+        logger.info(
+            "stored %s articles (%s new, %s updated)", written.rows, written.new, written.updated
+        )
+
+    def _count_drop(self, reason: str, n: int = 1) -> None:
+        self.stats.inc_value("item_dropped_count", n)
+        self.stats.inc_value(f"item_dropped_reasons_count/{reason}", n)
+
+    def _drop(self, items: list[Any], reason: str, exc: Exception, *, exc_info: bool) -> None:
+        urls = [ItemAdapter(i).get("urladdr") for i in items]
+        logger.error(
+            "Dropped (%s): %s article(s) not stored (%s): %s",
+            reason,
+            len(items),
+            _short(exc),
+            ", ".join(map(str, urls[:LOG_URLS])) + (" …" if len(urls) > LOG_URLS else ""),
+            exc_info=exc if exc_info else None,
+        )
+        self._count_drop(reason, len(items))
+
+    def _give_up(self, items: list[Any], exc: Exception) -> None:
+        """The database stayed unavailable: drop the batch and close the crawl."""
+        first = not self.gave_up
+        self.unavailable = self.gave_up = True
+        self._drop(items, DATABASE_UNAVAILABLE, exc, exc_info=False)
+        engine = getattr(self.crawler, "engine", None) if self.crawler else None
+        if first and engine is not None and getattr(engine, "spider", None) is not None:
+            logger.error(
+                "the database was unavailable for %.0f s (NEWS_DB_RETRY_SECONDS): "
+                "closing the crawl; the next one fetches the articles again",
+                self.retry_seconds,
+            )
+            deferred_from_coro(engine.close_spider_async(reason=FINISH_DATABASE_UNAVAILABLE))
+
+    def _retrying(self, what: str, action: Callable[..., None], *args: Any) -> Iterator[float]:
+        """Run ``action(*args)`` until it succeeds, yielding waits while failures are transient.
+
+        Raises the last error when it is not transient or ``NEWS_DB_RETRY_SECONDS`` ran out.
+        """
+        backoff = Backoff(self.retry_seconds)
+        while True:
+            try:
+                action(*args)
+                return
+            except Exception as exc:
+                wait = backoff.next_delay() if is_transient(exc) else None
+                if wait is None:
+                    raise
+                logger.warning("could not %s (%s): retrying in %.1f s", what, _short(exc), wait)
+                yield wait
 
     # -- crawl run row ----------------------------------------------------------
 
-    def _finish_run(self, spider, status: str) -> None:
+    def _finish_run(self, status: str) -> None:
         if self.run_id is None or self.engine is None:
             return
         stats = self.stats.get_stats() if self.stats else {}
-        reasons = {
-            k.rsplit("/", 1)[-1]: v
-            for k, v in stats.items()
-            if k.startswith("item_dropped_reasons_count/")
-        }
         with Session(self.engine) as session, session.begin():
             run = session.get(CrawlRun, self.run_id)
             run.finished_at = datetime.now(UTC)
@@ -186,8 +440,39 @@ class CorpusPipeline:
             run.items_new = int(stats.get("newsspider/articles_new", 0))
             run.items_updated = int(stats.get("newsspider/articles_updated", 0))
             run.items_dropped = int(stats.get("item_dropped_count", 0))
-            run.drop_reasons = json.dumps(reasons, sort_keys=True)
+            run.drop_reasons = json.dumps(_by_suffix(stats, "item_dropped_reasons_count/"))
             run.errors = int(stats.get("log_count/ERROR", 0))
+            run.fetch_failures = sum(_by_suffix(stats, "newsspider/fetch_failed/").values())
+            run.fetch_failure_reasons = json.dumps(
+                _by_suffix(stats, "newsspider/fetch_failed_reason/")
+            )
+            run.retries = int(stats.get("retry/count", 0))
+            run.db_retries = int(stats.get("newsspider/db_retries", 0))
+
+
+def _by_suffix(stats: dict[str, Any], prefix: str) -> dict[str, int]:
+    """``{suffix: value}`` of the integer stats named ``prefix<suffix>``, sorted."""
+    return {
+        k[len(prefix) :]: int(v)
+        for k, v in sorted(stats.items())
+        if k.startswith(prefix) and isinstance(v, int)
+    }
+
+
+def _no_nul(text: str) -> str:
+    """Text without NUL characters (PostgreSQL refuses them; see ``storage.db._no_nul``).
+
+    Removed before the line table and the content MD5 see the text, so both describe
+    exactly what is stored.
+    """
+    return text.replace("\x00", "") if "\x00" in text else text
+
+
+def _short(exc: BaseException) -> str:
+    """One line naming a database error: its class and the driver's first message line."""
+    orig = getattr(exc, "orig", None) or exc
+    message = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
+    return f"{type(orig).__name__}: {message}" if message else type(orig).__name__
 
 
 def _safe_url(url: str) -> str:

@@ -32,6 +32,19 @@ yielded), ``newsspider/list_pages/<site>`` (start and list pages parsed),
 ``newsspider/feed_links/<site>`` (links read from feeds) and
 ``newsspider/redirected_off_pattern/<site>`` (article requests that redirected
 to a non-article URL, e.g. a deleted story sent to the home page).
+
+Failed fetches (issue 7): every request has :meth:`NewsSpider.fetch_failed` as its
+errback, which logs a WARNING naming the reason and the URL and counts
+``newsspider/fetch_failed/<site>`` and ``newsspider/fetch_failed_reason/<reason>``
+(see :func:`failure_reason`: ``http_404``, ``http_500``, ``timeout``,
+``connection_lost``, ``connection_refused``, ``dns``, ``too_large``,
+``too_many_redirects``...), after Scrapy's ``RetryMiddleware`` has had its retries. A
+redirect back to a URL of its own chain is counted as ``redirect_loop`` (the
+dupefilter drops it silently otherwise). Requests refused on purpose (robots.txt, an
+article already stored) are not failures and are not counted here.
+
+Size: pages are held to ``DOWNLOAD_MAXSIZE`` (10 MiB in settings.py: a bigger page is
+not a news article), feeds to :data:`MAX_FEED_BYTES` (sitemaps may be 50 MB).
 """
 
 from __future__ import annotations
@@ -44,11 +57,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from lxml import etree
-from scrapy import Request, Spider
-from scrapy.exceptions import CloseSpider
+from scrapy import Request, Spider, signals
+from scrapy.exceptions import CloseSpider, IgnoreRequest
 from scrapy.http import Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
+from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip
+from twisted.python.failure import Failure
+from w3lib.url import canonicalize_url
 
 from newsspider.items import ArticleItem
 from newsspider.sites import Feed, FeedKind, Site
@@ -62,6 +78,7 @@ __all__ = [
     "ITEM_HEADERS",
     "FeedLinks",
     "NewsSpider",
+    "failure_reason",
     "feed_links",
     "json_urls",
     "spider_class",
@@ -85,6 +102,35 @@ DEFAULT_SITEMAPS_PER_INDEX = 2
 
 #: Feeds larger than this (after gunzip) are not read: a sitemap is at most 50 MB.
 MAX_FEED_BYTES = 64 * 1024 * 1024
+#: Download limits of feed requests (``download_maxsize``/``download_warnsize`` meta),
+#: above the project's page limits (DOWNLOAD_MAXSIZE, DOWNLOAD_WARNSIZE).
+FEED_META: dict[str, Any] = {
+    "download_maxsize": MAX_FEED_BYTES,
+    "download_warnsize": MAX_FEED_BYTES // 2,
+}
+
+#: Download exceptions by reason name (class names, so no import of each module).
+_FAILURE_REASONS: dict[str, str] = {
+    "DownloadTimeoutError": "timeout",
+    "TimeoutError": "timeout",
+    "UserTimeoutError": "timeout",
+    "TCPTimedOutError": "timeout",
+    "ConnectionRefusedError": "connection_refused",
+    "DownloadConnectionRefusedError": "connection_refused",
+    "CannotResolveHostError": "dns",
+    "DNSLookupError": "dns",
+    "ConnectionLost": "connection_lost",
+    "ConnectionDone": "connection_lost",
+    "ConnectionAborted": "connection_lost",
+    "ResponseNeverReceived": "connection_lost",
+    "ResponseFailed": "connection_lost",
+    "DownloadFailedError": "connection_lost",
+    "ResponseDataLossError": "data_loss",
+    "_DataLoss": "data_loss",
+    # Scrapy's download handlers cancel a download only for DOWNLOAD_MAXSIZE (with or
+    # without a Content-Length announcing it).
+    "DownloadCancelledError": "too_large",
+}
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _JSONP = re.compile(r"^\s*[\w$.]+\s*\((.*)\)\s*;?\s*$", re.S)
@@ -183,6 +229,24 @@ def feed_links(body: bytes, kind: FeedKind) -> FeedLinks:
     return FeedLinks(pages=_unique(json_urls(data)))
 
 
+def failure_reason(failure: Failure) -> str | None:
+    """A short name for why a request failed; None when it was refused on purpose.
+
+    ``http_<status>`` for an error response that reached the spider (after retries),
+    ``too_many_redirects`` past ``REDIRECT_MAX_TIMES``, a name from
+    :data:`_FAILURE_REASONS` for download errors, else the exception's class name.
+    Other ``IgnoreRequest`` exceptions (robots.txt, ``StoredUrlFilter``, offsite) are decisions,
+    not failures: None.
+    """
+    exc = failure.value
+    if isinstance(exc, HttpError):
+        return f"http_{exc.response.status}"
+    if isinstance(exc, IgnoreRequest):
+        return "too_many_redirects" if "max redirections" in str(exc) else None
+    name = type(exc).__name__
+    return _FAILURE_REASONS.get(name, name)
+
+
 class NewsSpider(Spider):
     """The crawl of one site, configured entirely by its :class:`Site` row.
 
@@ -236,6 +300,7 @@ class NewsSpider(Spider):
         spider.sitemaps_per_index = crawler.settings.getint(
             "NEWS_SITEMAPS_PER_INDEX", DEFAULT_SITEMAPS_PER_INDEX
         )
+        crawler.signals.connect(spider.request_dropped, signal=signals.request_dropped)
         return spider
 
     # -- helpers ---------------------------------------------------------------
@@ -257,6 +322,34 @@ class NewsSpider(Spider):
         max_depth = self.settings.getint("DEPTH_LIMIT")
         return max_depth <= 0 or response.meta.get("depth", 0) + 2 <= max_depth
 
+    def _failed(self, reason: str, url: str, detail: str = "", retries: int = 0) -> None:
+        """Log and count one failed fetch (module docstring, "Failed fetches")."""
+        self.logger.warning(
+            "fetch failed (%s%s): %s%s",
+            reason,
+            f", after {retries} retries" if retries else "",
+            url,
+            f" ({detail})" if detail else "",
+        )
+        self._stat("fetch_failed")
+        self.crawler.stats.inc_value(f"newsspider/fetch_failed_reason/{reason}")
+
+    def fetch_failed(self, failure: Failure) -> None:
+        """Errback of every request: a failed fetch is logged and counted, never raised."""
+        request = failure.request  # type: ignore[attr-defined]  (set by Scrapy)
+        reason = failure_reason(failure)
+        if reason is None:
+            return
+        detail = "" if isinstance(failure.value, HttpError) else failure.getErrorMessage()
+        self._failed(reason, request.url, detail[:200], request.meta.get("retry_times", 0))
+
+    def request_dropped(self, request: Request, spider: Spider | None = None) -> None:
+        """Signal handler: a redirect back into its own chain is a loop, not a duplicate."""
+        chain = request.meta.get("redirect_urls") or ()
+        target = canonicalize_url(request.url)
+        if chain and any(canonicalize_url(u) == target for u in chain):
+            self._failed("redirect_loop", chain[0], " -> ".join([*chain, request.url]))
+
     def request_for(self, url: str, *, lists: bool = True) -> Request | None:
         """The request for a discovered link, or None when it is not followed.
 
@@ -267,22 +360,35 @@ class NewsSpider(Spider):
             return None
         canonical = self.site.canonical_url(url)
         if self.site.is_article(canonical):
-            return Request(canonical, callback=self.parse_article, priority=ARTICLE_PRIORITY)
+            return Request(
+                canonical,
+                callback=self.parse_article,
+                errback=self.fetch_failed,
+                priority=ARTICLE_PRIORITY,
+            )
         if lists and self.site.is_list(canonical):
-            return Request(canonical, callback=self.parse)
+            return Request(canonical, callback=self.parse, errback=self.fetch_failed)
         return None
 
     def feed_request(self, feed: Feed) -> Request:
         """GET a feed, or POST its JSON ``body`` when it has one."""
         if feed.body is None:
-            return Request(feed.url, callback=self.parse_feed, cb_kwargs={"kind": feed.kind})
+            return Request(
+                feed.url,
+                callback=self.parse_feed,
+                errback=self.fetch_failed,
+                cb_kwargs={"kind": feed.kind},
+                meta=dict(FEED_META),
+            )
         return Request(
             feed.url,
             method="POST",
             body=feed.body,
             headers={"Content-Type": "application/json"},
             callback=self.parse_feed,
+            errback=self.fetch_failed,
             cb_kwargs={"kind": feed.kind},
+            meta=dict(FEED_META),
         )
 
     # -- callbacks -------------------------------------------------------------
@@ -297,9 +403,11 @@ class NewsSpider(Spider):
             # so a list page linking back to a start page is not fetched twice.
             meta = {"allow_offsite": True}
             if self.site.is_article(canonical):
-                yield Request(canonical, callback=self.parse_article, meta=meta)
+                yield Request(
+                    canonical, callback=self.parse_article, errback=self.fetch_failed, meta=meta
+                )
             else:
-                yield Request(url, callback=self.parse, meta=meta)
+                yield Request(url, callback=self.parse, errback=self.fetch_failed, meta=meta)
         if self.use_feeds:
             for feed in self.site.feeds:
                 yield self.feed_request(feed)
@@ -350,7 +458,13 @@ class NewsSpider(Spider):
             )
             sitemaps = sitemaps[: self.sitemaps_per_index]
         for url in sitemaps:
-            yield Request(url, callback=self.parse_feed, cb_kwargs={"kind": "sitemap"})
+            yield Request(
+                url,
+                callback=self.parse_feed,
+                errback=self.fetch_failed,
+                cb_kwargs={"kind": "sitemap"},
+                meta=dict(FEED_META),
+            )
         lists = self._depth_allows_lists(response)
         for url in links.pages:
             if request := self.request_for(url, lists=lists):

@@ -11,13 +11,15 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Table, create_engine, event, exists, select
+from sqlalchemy import Engine, Table, create_engine, event, exists, inspect, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
 from newsspider.extraction.linehash import page_md5
@@ -53,7 +55,8 @@ def engine_for(url: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Engin
     For SQLite the database's folder is created, and each connection gets WAL journaling
     (readers no longer block the writer, so ``scrapy corpus`` can query during a crawl),
     ``busy_timeout`` (a second crawler waits for the lock instead of failing at once) and
-    ``foreign_keys`` (off by default in SQLite).
+    ``foreign_keys`` (off by default in SQLite). Server databases get ``pool_pre_ping``,
+    so connections a server restart killed are replaced when next checked out.
     """
     parsed = make_url(url)
     kwargs: dict[str, Any] = {}
@@ -62,6 +65,10 @@ def engine_for(url: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Engin
         if database and database != ":memory:" and not database.startswith("file:"):
             Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         kwargs["connect_args"] = {"timeout": busy_timeout}
+    else:
+        # A server restart leaves every pooled connection dead; a ping on checkout replaces
+        # them instead of failing the next batch (issue 7: PostgreSQL restarted mid-crawl).
+        kwargs["pool_pre_ping"] = True
     engine = create_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         _install_sqlite_pragmas(engine, busy_timeout)
@@ -93,7 +100,55 @@ def create_schema(engine: Engine) -> None:
     from .fts import setup_search
 
     Base.metadata.create_all(engine)
+    add_missing_columns(engine)
     setup_search(engine)
+
+
+def add_missing_columns(engine: Engine) -> list[str]:
+    """Add model columns that an existing table lacks; return them as ``table.column``.
+
+    ``create_all`` creates missing tables but never alters existing ones, so a corpus made
+    by an older version would fail on the first query naming a newer column (the fetch
+    failure counts of ``crawl_runs``, say). Only nullable columns or columns with a scalar
+    default are added (``ALTER TABLE ... ADD COLUMN``, which SQLite and PostgreSQL both
+    support with a constant default); existing rows get that default.
+    """
+    insp = inspect(engine)
+    present_tables = set(insp.get_table_names())
+    added: list[str] = []
+    for table in Base.metadata.sorted_tables:
+        if table.name not in present_tables:
+            continue
+        have = {c["name"] for c in insp.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in have:
+                continue
+            default = column.default.arg if column.default is not None else None
+            if callable(default) or (default is None and not column.nullable):
+                logger.warning(
+                    "%s.%s is missing and cannot be added automatically", table.name, column.name
+                )
+                continue
+            ddl = f"ALTER TABLE {table.name} ADD COLUMN {column.name} " + str(
+                column.type.compile(dialect=engine.dialect)
+            )
+            if default is not None:
+                ddl += " DEFAULT " + _sql_literal(default)
+            with engine.begin() as conn:
+                conn.exec_driver_sql(ddl)
+            added.append(f"{table.name}.{column.name}")
+    if added:
+        logger.info("added columns to an older schema: %s", ", ".join(added))
+    return added
+
+
+def _sql_literal(value: object) -> str:
+    """A column default as SQL: numbers as they are, text quoted (only our own constants)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 def default_database_url(project_dir: Path | str = PROJECT_DIR) -> str:
@@ -146,6 +201,7 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         missing = [c for c in REQUIRED_COLUMNS if row.get(c) is None]
         if missing:
             raise ValueError(f"article row lacks {missing}: {row.get('url')!r}")
+        row = {k: _no_nul(v) for k, v in row.items()}
         full = {
             "title": None,
             "published": None,
@@ -159,6 +215,16 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return by_url
 
 
+def _no_nul(value: Any) -> Any:
+    """``value`` without NUL characters when it is text.
+
+    PostgreSQL refuses NUL in text (the whole batch would fail) and SQLite keeps it, which
+    C tools then read as the end of the string; HTML never means it as content (the HTML
+    standard drops it from text), so it goes on every backend alike.
+    """
+    return value.replace("\x00", "") if isinstance(value, str) and "\x00" in value else value
+
+
 def upsert_articles(session: Session, rows: list[dict[str, Any]]) -> tuple[int, int]:
     """Insert or update articles by URL; return ``(new, updated)``.
 
@@ -166,7 +232,8 @@ def upsert_articles(session: Session, rows: list[dict[str, Any]]) -> tuple[int, 
     content MD5 and ``updated_at`` overwritten, so a re-crawl never duplicates a row. Rows
     repeating a URL within ``rows`` collapse to the last one (an upsert statement may not
     touch a row twice on PostgreSQL). ``content_md5`` defaults to
-    ``page_md5(raw_text)``; ``fetched_at``/``updated_at`` to now.
+    ``page_md5(raw_text)``; ``fetched_at``/``updated_at`` to now. NUL characters are removed
+    from text values (:func:`_no_nul`).
 
     The counts come from one ``SELECT url ... IN`` per chunk inside the caller's
     transaction before the upsert; a concurrent writer inserting the same URL in between
@@ -199,3 +266,64 @@ def seen_content(session: Session, site: str, md5: str) -> bool:
     """
     stmt = select(exists().where(Article.site == site, Article.content_md5 == md5))
     return bool(session.scalar(stmt))
+
+
+# -- transient failures ---------------------------------------------------------------------
+
+#: Default of ``NEWS_DB_RETRY_SECONDS``: how long a write keeps retrying a transient failure.
+DEFAULT_RETRY_SECONDS = 300.0
+#: First and longest wait between retries (doubling in between).
+RETRY_FIRST_DELAY = 0.5
+RETRY_MAX_DELAY = 30.0
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Would the same transaction succeed if tried again later?
+
+    True for a lost connection (a server restart: SQLAlchemy flags it
+    ``connection_invalidated``), for PostgreSQL's operational errors (cannot connect, the
+    server shutting down or starting up, serialization failures and deadlocks) and for a
+    SQLite database locked by another writer longer than ``busy_timeout``. False for
+    everything that would fail again the same way: constraint violations, bad data, a
+    missing table, a disk that is full or a file that is corrupt.
+    """
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return False
+    orig = getattr(exc, "orig", None)
+    if type(orig).__module__.startswith("sqlite3"):
+        message = str(orig).lower()
+        return "locked" in message or "busy" in message
+    return True
+
+
+class Backoff:
+    """Waits between retries of one write: doubling from ``first`` up to ``longest``, and
+    none once ``seconds`` have passed since the first failure (time in attempts counts).
+
+    ``next_delay()`` gives the next wait, or None when it is time to give up.
+    """
+
+    def __init__(
+        self,
+        seconds: float,
+        *,
+        first: float = RETRY_FIRST_DELAY,
+        longest: float = RETRY_MAX_DELAY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.clock = clock
+        self.deadline = clock() + seconds
+        self.delay = first
+        self.longest = longest
+        self.retries = 0
+
+    def next_delay(self) -> float | None:
+        left = self.deadline - self.clock()
+        if left <= 0:
+            return None
+        wait = min(self.delay, left)
+        self.delay = min(self.delay * 2, self.longest)
+        self.retries += 1
+        return wait

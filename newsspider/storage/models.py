@@ -115,6 +115,13 @@ class CrawlRun(Base):
 
     ``drop_reasons`` is JSON text (reason -> count, e.g. ``{"EmptyMainblockset": 3}``),
     kept as text so both SQLite and PostgreSQL store it the same way.
+
+    What failed on the way, so a report shows a site going bad before it fails entirely:
+    ``fetch_failures`` counts requests that ended without a usable response after any
+    retries (``NewsSpider.fetch_failed``), ``fetch_failure_reasons`` splits them by reason
+    (JSON: ``{"http_404": 2, "timeout": 1}``), ``retries`` counts the downloads Scrapy's
+    ``RetryMiddleware`` repeated (``retry/count``), ``db_retries`` the write batches that
+    had to wait for the database (locked, restarting) and were then stored.
     """
 
     __tablename__ = "crawl_runs"
@@ -131,3 +138,7 @@ class CrawlRun(Base):
     drop_reasons: Mapped[str] = mapped_column(Text, default="{}")
     errors: Mapped[int] = mapped_column(Integer, default=0)
     report: Mapped[str | None] = mapped_column(Text)
+    fetch_failures: Mapped[int] = mapped_column(Integer, default=0)
+    fetch_failure_reasons: Mapped[str] = mapped_column(Text, default="{}")
+    retries: Mapped[int] = mapped_column(Integer, default=0)
+    db_retries: Mapped[int] = mapped_column(Integer, default=0)
