@@ -66,6 +66,8 @@ MAD_TO_SD = 1.4826
 
 #: Outcomes of a site crawl, as stored in ``nightly_site_runs.outcome``.
 OK, FAILED, INTERRUPTED = "ok", "failed", "interrupted"
+#: Finish reason of a crawl that ``CorpusPipeline`` closed because it could not write.
+DATABASE_UNAVAILABLE = "database_unavailable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,10 @@ class SiteRun:
     error pages, as Scrapy's ``downloader/response_count`` does) plus the nightly
     figures: ``requests`` made, ``pages_ok`` (2xx, robots.txt excluded),
     ``skipped_stored`` (article requests not made because the URL was stored).
+    Failures on the way (``crawl_runs``): ``fetch_failures`` requests that ended
+    without a page after their retries, by reason in ``fetch_failure_reasons``
+    (``http_404``, ``timeout``, ``connection_lost``…), ``retries`` downloads repeated by
+    Scrapy's RetryMiddleware, ``db_retries`` write batches that waited for the database.
     """
 
     site: str
@@ -94,6 +100,10 @@ class SiteRun:
     items_dropped: int = 0
     drop_reasons: Mapping[str, int] = field(default_factory=dict)
     errors: int = 0
+    fetch_failures: int = 0
+    fetch_failure_reasons: Mapping[str, int] = field(default_factory=dict)
+    retries: int = 0
+    db_retries: int = 0
     median_body_chars: int | None = None
     note: str = ""
 
@@ -284,7 +294,8 @@ def classify(
 
     ``failed`` (the site failed entirely, so the run's exit status is non-zero): the
     crawl raised (spider arguments, database unreachable), the pipeline could not
-    finish storing (``crawl_runs.status = failed``), the spider never closed, or not
+    finish storing (``crawl_runs.status = failed``, or the crawl closed with
+    ``database_unavailable``), the spider never closed, or not
     one page came back 2xx, which is what a block or a dead domain looks like. A
     resumed job whose queue was already empty fetches nothing and is not a failure.
     ``interrupted``: stopped by SIGTERM/SIGINT (``finish_reason = shutdown``); its
@@ -292,6 +303,8 @@ def classify(
     """
     if error:
         return FAILED, f"crawl failed: {error}"
+    if finish_reason == DATABASE_UNAVAILABLE:
+        return FAILED, "the database stayed unavailable: the crawl was closed"
     if crawl_status == FAILED:
         return FAILED, "storing failed (crawl_runs.status = failed)"
     if finish_reason is None:
@@ -337,6 +350,19 @@ def _reasons(run: SiteRun) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(run.drop_reasons.items()) if v)
 
 
+def _failures(run: SiteRun) -> str:
+    """``6 fetches failed (http_404 1, timeout 5), 8 downloads retried, …``; "" when none."""
+    parts = []
+    if run.fetch_failures:
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(run.fetch_failure_reasons.items()) if v)
+        parts.append(f"{run.fetch_failures} fetches failed" + (f" ({reasons})" if reasons else ""))
+    if run.retries:
+        parts.append(f"{run.retries} downloads retried")
+    if run.db_retries:
+        parts.append(f"{run.db_retries} database writes retried")
+    return ", ".join(parts)
+
+
 def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S %Z") if t else "-"
 
@@ -371,6 +397,8 @@ def site_report(
         + (f" ({reasons})" if reasons else "")
         + f", {run.errors} errors, median body {body}",
     ]
+    if failures := _failures(run):
+        lines.append(f"  {failures}")
     if run.note:
         lines.append(f"  {run.note}")
     lines.extend(f"WARNING {w.message}" for w in warnings)
@@ -414,6 +442,8 @@ def nightly_report(
     for r in runs:
         if reasons := _reasons(r):
             lines.append(f"  {r.site} dropped: {reasons}")
+        if failures := _failures(r):
+            lines.append(f"  {r.site} failures: {failures}")
         if r.note:
             lines.append(f"  {r.site}: {r.note}")
     for r in runs:

@@ -54,6 +54,7 @@ from sqlalchemy.orm import Session
 from twisted.internet.defer import DeferredLock
 
 from newsspider.extraction.linehash import DEFAULT_L, page_md5
+from newsspider.runreport import DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_FINISH
 from newsspider.storage import (
     CrawlRun,
     SqlLineTable,
@@ -74,7 +75,7 @@ ALL_BOILERPLATE = "AllBoilerplate"
 STORE_ERROR = "StoreError"
 DATABASE_UNAVAILABLE = "DatabaseUnavailable"
 #: Finish reason of a crawl closed because the database stayed unavailable.
-FINISH_DATABASE_UNAVAILABLE = "database_unavailable"
+FINISH_DATABASE_UNAVAILABLE = DATABASE_UNAVAILABLE_FINISH
 #: URLs named in one log line about a batch (the rest are counted).
 LOG_URLS = 5
 

@@ -340,8 +340,12 @@ class NewsSpider(Spider):
         reason = failure_reason(failure)
         if reason is None:
             return
-        detail = "" if isinstance(failure.value, HttpError) else failure.getErrorMessage()
-        self._failed(reason, request.url, detail[:200], request.meta.get("retry_times", 0))
+        detail = "" if isinstance(failure.value, HttpError) else failure.getErrorMessage()[:200]
+        chain = request.meta.get("redirect_urls") or ()
+        if chain:  # name the URL that was asked for, and where it ended
+            detail = f"redirected to {request.url}" + (f"; {detail}" if detail else "")
+        url = chain[0] if chain else request.url
+        self._failed(reason, url, detail, request.meta.get("retry_times", 0))
 
     def request_dropped(self, request: Request, spider: Spider | None = None) -> None:
         """Signal handler: a redirect back into its own chain is a loop, not a duplicate."""

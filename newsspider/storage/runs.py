@@ -170,13 +170,20 @@ def finish_nightly_run(
 # -- SiteRun values for the report ------------------------------------------------------------
 
 
+def _counts(crawl: CrawlRun | None, column: str) -> dict[str, int]:
+    """A JSON ``{reason: count}`` column of ``crawl_runs``; empty when absent or unreadable."""
+    text = getattr(crawl, column, None) if crawl is not None else None
+    if not text:
+        return {}
+    try:
+        return {str(k): int(v) for k, v in json.loads(text).items()}
+    except (ValueError, TypeError, AttributeError):
+        logger.warning("crawl run %s: unreadable %s %r", crawl.id, column, text)
+        return {}
+
+
 def _site_run(nsr: NightlySiteRun, crawl: CrawlRun | None) -> SiteRun:
-    reasons: dict[str, int] = {}
-    if crawl is not None and crawl.drop_reasons:
-        try:
-            reasons = {str(k): int(v) for k, v in json.loads(crawl.drop_reasons).items()}
-        except (ValueError, TypeError, AttributeError):
-            logger.warning("crawl run %s: unreadable drop_reasons %r", crawl.id, crawl.drop_reasons)
+    reasons = _counts(crawl, "drop_reasons")
     return SiteRun(
         site=nsr.site,
         outcome=nsr.outcome or "running",
@@ -194,6 +201,10 @@ def _site_run(nsr: NightlySiteRun, crawl: CrawlRun | None) -> SiteRun:
         items_dropped=crawl.items_dropped if crawl else 0,
         drop_reasons=reasons,
         errors=crawl.errors if crawl else 0,
+        fetch_failures=(crawl.fetch_failures or 0) if crawl else 0,
+        fetch_failure_reasons=_counts(crawl, "fetch_failure_reasons"),
+        retries=(crawl.retries or 0) if crawl else 0,
+        db_retries=(crawl.db_retries or 0) if crawl else 0,
         median_body_chars=nsr.median_body_chars,
         note=nsr.note or "",
     )
