@@ -160,6 +160,16 @@ def hang(seconds: float) -> Handler:
     return route
 
 
+def slow(page: Page, seconds: float) -> Handler:
+    """Send ``page`` after ``seconds`` (a slow site keeps a crawl running for a while)."""
+
+    def route(handler: _Handler) -> None:
+        handler.server.stopping.wait(seconds)
+        handler.send_page(page)
+
+    return route
+
+
 def sequence(*routes: Route) -> Handler:
     """Answer the n-th request with the n-th route, the last one ever after."""
     lock = threading.Lock()
@@ -236,6 +246,36 @@ FAST = (
 )
 
 
+class FakeStats(dict):
+    """Enough of Scrapy's stats collector for a pipeline used without a crawler."""
+
+    def inc_value(self, key: str, count: int = 1, start: int = 0) -> None:
+        self[key] = self.get(key, start) + count
+
+    def get_value(self, key: str, default: Any = None) -> Any:
+        return self.get(key, default)
+
+    def get_stats(self) -> dict[str, Any]:
+        return dict(self)
+
+
+def wait_for_line(path: Path, pattern: str, proc: subprocess.Popen, timeout: float = 60) -> str:
+    """Wait until the file ``path`` (a child's log) has a line matching ``pattern``."""
+    import re
+
+    deadline = time.monotonic() + timeout
+    regex = re.compile(pattern)
+    while time.monotonic() < deadline:
+        text = path.read_text("utf-8", errors="replace") if path.exists() else ""
+        for line in text.splitlines():
+            if regex.search(line):
+                return line
+        if proc.poll() is not None:
+            raise AssertionError(f"the crawl ended before {pattern!r}:\n{text[-4000:]}")
+        time.sleep(0.05)
+    raise AssertionError(f"no {pattern!r} within {timeout} s")
+
+
 class StatsToFile:
     """Extension: write the crawl's stats as JSON to ``TEST_STATS_FILE`` when it closes."""
 
@@ -255,6 +295,47 @@ class StatsToFile:
             stats = dict(self.crawler.stats.get_stats())
             stats["finish_reason"] = reason
             Path(self.path).write_text(json.dumps(stats, default=str), "utf-8")
+
+
+class SlowArticleCommits:
+    """Extension for crash tests: make every commit that writes articles slow and visible.
+
+    Before the COMMIT of a transaction that inserted into ``articles`` it prints
+    ``TEST-HOOK: committing article batch N`` to stderr and sleeps ``TEST_COMMIT_DELAY``
+    seconds, so a test can SIGKILL the crawl while a whole batch (line counts and
+    articles) is written but not committed. It listens on the pipeline's own engine
+    (``engine_for`` is cached on the same arguments).
+    """
+
+    def __init__(self, crawler: Any) -> None:
+        from sqlalchemy import event
+
+        from newsspider.storage import engine_for, resolve_database_url
+
+        s = crawler.settings
+        self.delay = s.getfloat("TEST_COMMIT_DELAY", 1.0)
+        self.batches = 0
+        engine = engine_for(
+            resolve_database_url(s.get("DATABASE_URL")),
+            busy_timeout=s.getfloat("NEWS_DB_BUSY_TIMEOUT", 30.0),
+        )
+        event.listen(engine, "before_cursor_execute", self.before_cursor_execute)
+        event.listen(engine, "commit", self.commit)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SlowArticleCommits:
+        return cls(crawler)
+
+    def before_cursor_execute(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO ARTICLES"):
+            conn.info["writes_articles"] = True
+
+    def commit(self, conn: Any) -> None:
+        if conn.info.pop("writes_articles", False):
+            self.batches += 1
+            sys.stderr.write(f"TEST-HOOK: committing article batch {self.batches}\n")
+            sys.stderr.flush()
+            time.sleep(self.delay)
 
 
 @dataclass
@@ -279,17 +360,25 @@ def spider_module(server: LocalServer, tmp: Path) -> Path:
 
 
 def crawl_command(
-    server: LocalServer, tmp: Path, database_url: str, *settings: str, args: Sequence[str] = ()
+    server: LocalServer,
+    tmp: Path,
+    database_url: str,
+    *settings: str,
+    args: Sequence[str] = (),
+    extensions: Sequence[str] = (),
 ) -> list[str]:
-    """``scrapy runspider`` of the local spider with the project's settings and pipelines."""
-    extensions = json.dumps(
-        {"tests.localserver.StatsToFile": 0, "newsspider.replay.WarcRecorderExtension": 500}
-    )
+    """``scrapy runspider`` of the local spider with the project's settings and pipelines.
+
+    ``extensions`` are extra extension classes (dotted paths) to enable.
+    """
+    enabled = {"tests.localserver.StatsToFile": 0, "newsspider.replay.WarcRecorderExtension": 500}
+    enabled.update(dict.fromkeys(extensions, 10))
+    extensions_json = json.dumps(enabled)
     cmd = [
         sys.executable, "-m", "scrapy.cmdline", "runspider", str(spider_module(server, tmp)),
         "-s", f"DATABASE_URL={database_url}",
         "-s", f"TEST_STATS_FILE={tmp / 'stats.json'}",
-        "-s", f"EXTENSIONS={extensions}",
+        "-s", f"EXTENSIONS={extensions_json}",
     ]  # fmt: skip
     for s in (*FAST, *settings):
         cmd += ["-s", s]

@@ -45,6 +45,7 @@ from newsspider.extraction.linehash import page_md5
 from newsspider.pipelines.corpus import CorpusPipeline
 from newsspider.storage import Article, SiteLineStats, engine_for, upsert_articles
 from tests.localserver import (
+    FakeStats,
     Page,
     article_html,
     fresh_database,
@@ -320,14 +321,7 @@ def test_nul_characters_are_removed_before_storing(database_url: str) -> None:
 
     from newsspider.items import ArticleItem
 
-    class Stats(dict):
-        def inc_value(self, key, count=1):
-            self[key] = self.get(key, 0) + count
-
-        def get_stats(self):
-            return dict(self)
-
-    pipeline = CorpusPipeline(database_url, batch=2, stats=Stats())
+    pipeline = CorpusPipeline(database_url, batch=2, stats=FakeStats())
     pipeline.open_spider(None)
     for n in (1, 2):
         pipeline.process_item(
