@@ -37,13 +37,13 @@ def patched(obj: object, **values: object) -> Iterator[None]:
             setattr(obj, k, v)
 
 
-def _split_without_links(marked, elements, *, keep_links):
-    return blocks.split_blocks(marked, elements, keep_links=False)
+def _split_without_links(marked, *, keep_links):
+    return blocks.split_blocks(marked, keep_links=False)
 
 
 ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "form_is_layout": lambda: patched(best, BEST_TYPE_I=blocks.TYPE_I, BEST_TYPE_II=blocks.TYPE_II),
-    "noise_containers": lambda: patched(best, is_noise_container=lambda el: False),
+    "noise_containers": lambda: patched(best, NOISE=None),
     "links_kept": lambda: patched(best, split_blocks=_split_without_links),
     "container": lambda: patched(best, container_region=lambda *a, **k: None),
     "duplicate_blocks": lambda: patched(best, MIN_DUPLICATE_CHARS=10**9),

@@ -58,10 +58,10 @@ from datetime import datetime, tzinfo
 
 from lxml import etree
 
-from .blocks import TYPE_I, TYPE_II, Blockset, mark_blocks, split_blocks
+from .blocks import TYPE_I, TYPE_II, Blockset, NoiseRule, mark_blocks, split_blocks
 from .blockstats import BlockStatistics, block_statistics
 from .dates import date_from_url, find_date
-from .metadata import html_title, meta_published, meta_title
+from .metadata import page_metadata
 from .model import Article
 
 #: ``form_is_layout``: form is layout (type II), not noise (type I).
@@ -84,13 +84,15 @@ PROSE_SHARE = 0.9
 #: ``noise_containers``: never delete an element holding this share of the text.
 NOISE_MAX_SHARE = 0.5
 
-_NOISE_TOKENS = (
-    "footer|foot|copyright|comments?|comment-list|sidebar|nav|navbar|menu|"
-    "breadcrumbs?|related|recommend|share|sharing|social|advert|ads?|banner|"
-    "login|subscribe|newsletter|popup|cookie"
+#: ``noise_containers``: navigation by tag, or by a whole class/id token.
+NOISE = NoiseRule(
+    tags=frozenset({"nav", "footer", "aside"}),
+    tokens=frozenset(
+        "footer foot copyright comment comments comment-list sidebar nav navbar menu "
+        "breadcrumb breadcrumbs related recommend share sharing social advert ad ads banner "
+        "login subscribe newsletter popup cookie".split()
+    ),
 )
-_NOISE_TOKEN = re.compile(rf"(?:^|\s)(?:{_NOISE_TOKENS})(?:\s|$)", re.IGNORECASE)
-_NOISE_TAGS = frozenset({"nav", "footer", "aside"})
 
 #: ``container``: punctuation that marks a sentence (Chinese and Latin).
 _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
@@ -98,13 +100,7 @@ _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
 
 def is_noise_container(el: etree._Element) -> bool:
     """``noise_containers``: navigation by its tag or by a whole class/id token."""
-    if el.tag in _NOISE_TAGS:
-        return True
-    cls = el.get("class")
-    ident = el.get("id")
-    if cls is None and ident is None:
-        return False
-    return _NOISE_TOKEN.search(f"{ident or ''} {cls or ''}") is not None
+    return NOISE(el)
 
 
 def blank_noise_containers(blockset: Blockset, flagged: list[int]) -> int:
@@ -148,11 +144,12 @@ def container_region(
     pages that carry the article twice, for print or mobile).
     """
     text = blockset.text
-    index: dict[int, int] | None = None
+    parent = blockset.parent
     weight: dict[int, int] = {}
     depth: dict[int, int] = {}
     total = 0
     seen: set[str] = set()
+    chains: dict[int, list[int]] = {}
     for run in stats.runs:
         if run.rule != 1:
             continue
@@ -162,18 +159,19 @@ def container_region(
                 continue
             seen.add(text[i])
             total += n
-            if index is None:
-                index = {id(el): k for k, el in enumerate(blockset.elements)}
-            chain = []
-            el = blockset.container(i)
-            while el is not None:
-                chain.append(el)
-                el = el.getparent()
-            for d, anc in enumerate(reversed(chain)):
-                k = index.get(id(anc))
-                if k is not None:
-                    weight[k] = weight.get(k, 0) + n
-                    depth[k] = d
+            container = blockset.element_of(i)
+            chain = chains.get(container)
+            if chain is None:  # blocks share containers: walk each one up once
+                chain = []
+                k = container
+                while k >= 0:
+                    chain.append(k)
+                    k = parent[k]
+                chain.reverse()  # root first: position = depth
+                chains[container] = chain
+            for d, k in enumerate(chain):
+                weight[k] = weight.get(k, 0) + n
+                depth[k] = d
     if not total:
         return None
     holding = [k for k, w in weight.items() if w >= share * total]
@@ -372,14 +370,11 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     """The best mode on a parsed page (modifies ``root``)."""
     from .article import paper_title
 
-    meta = meta_title(root)
-    page_title = html_title(root)
-    published_meta = meta_published(root, tz)
+    meta, page_title, published_meta = page_metadata(root, tz)
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
-    marked, elements, flagged = mark_blocks(root, BEST_TYPE_I, BEST_TYPE_II, is_noise_container)
-    blockset = split_blocks(marked, elements, keep_links=True)
-    blank_noise_containers(blockset, flagged)
+    blockset = split_blocks(mark_blocks(root, BEST_TYPE_I, BEST_TYPE_II, NOISE), keep_links=True)
+    blank_noise_containers(blockset, blockset.flagged)
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)

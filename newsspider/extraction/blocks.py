@@ -8,21 +8,21 @@ We do the same on an lxml tree without a Python walk over every node (the
 expensive part of a naive implementation):
 
 1. lxml's HTML parser repairs the markup (step 1).
-2. ``etree.strip_elements(..., with_tail=False)`` deletes type I elements,
-   comments and processing instructions, keeping the text that follows them
-   (step 2; the ``drop_tree`` semantics ALGORITHMS.md asks for).
-3. Each type II element gets a separator character prepended to its text
-   (its start tag) and, unless it is void (``br``, ``hr``), prepended to its
-   tail (its end tag): step 3. The separator encodes which element and which
-   tag it stands for, so a block knows the element it lies in (needed for
-   the ``h1``-``h6`` title rule of §1.2.3 and by the best mode).
-   ``a`` is type I in the paper, but its text is kept between two link
-   markers instead of being deleted, so that paper mode can delete it
-   (identically) while the best mode can measure link density and keep
-   links inside body paragraphs.
-4. One C-level ``tostring(method="text")`` gives the marked-up text, which
-   is split at the separators: every segment between two consecutive
-   separators is a block, empty ones included (step 4).
+2. One XSLT pass (libxslt, C) writes the marked text (steps 2-3): type I
+   elements, comments and processing instructions have empty templates, so
+   they are skipped with their content while the text after them is kept
+   (the ``drop_tree`` semantics ALGORITHMS.md asks for); every type II start
+   tag, end tag and void element writes a separator (:data:`SEPARATOR` and a
+   kind letter, see :class:`Marked`). The k-th separator that is not an end
+   tag stands for the k-th type II element, so a block knows the element it
+   lies in (needed for the ``h1``-``h6`` title rule of §1.2.3, whose level is
+   in the kind letter, and by the best mode). ``a`` is type I in the paper,
+   but its text is kept between two link markers instead of being deleted,
+   so that paper mode can delete it (identically) while the best mode can
+   measure link density and keep links inside body paragraphs.
+3. The marked text is split at the separators (C-level ``str.split``):
+   every segment between two consecutive separators is a block, empty ones
+   included (step 4).
 
 The markers are Unicode private-use characters; any such characters in the
 page are removed first so they cannot be confused with ours.
@@ -30,9 +30,9 @@ page are removed first so they cannot be confused with ours.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lxml import etree
 
@@ -108,22 +108,22 @@ TYPE_II: tuple[str, ...] = (
 #: Void type II elements: one separator, not two.
 VOID_TYPE_II = frozenset({"br", "hr"})
 
-#: Separators are code points of the supplementary private-use planes:
-#: ``BASE + 2k`` is the start tag of the k-th type II element (document order),
-#: ``BASE + 2k + 1`` its end tag, so each block knows the element that opened it.
-BASE = 0xF0000
-#: Elements past this many share one code (no element identity, still a separator).
-MAX_ELEMENTS = 65000
+#: Every separator of the marked text is this private-use character followed by
+#: an ASCII letter for its kind (see :class:`Marked`): two characters, so that a
+#: C-level ``str.split`` cuts the text, and BMP ones, so that the text stays a
+#: two-byte string (any such characters in the page are removed before parsing).
+SEPARATOR = "\ue000"
+#: A separator inside a deleted link (paper mode): numbers an element, cuts no block.
+DEAD_SEPARATOR = "\ue001"
 LINK_START = "\ue010"
 LINK_END = "\ue011"
-_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_HEADING_TAGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U0010ffff]")
-_SPLIT = re.compile("([\U000f0000-\U0010ffff])")
 _LINK_SPAN = re.compile(f"{LINK_START}[^{LINK_END}]*{LINK_END}")
+_LINK_SPAN_PLAIN = re.compile(f"{LINK_START}[^{LINK_END}{SEPARATOR}]*{LINK_END}")
 _LINK_MARK = re.compile(f"[{LINK_START}{LINK_END}]")
 _OPEN_LINK_SPAN = re.compile(f"{LINK_START}[^{LINK_END}]*(?:{LINK_END}|$)")
-_WS = re.compile(r"\s+")
 
 
 @dataclass(slots=True)
@@ -154,27 +154,62 @@ class Blockset:
     of them empty, and building them as lists is 2.5x faster (the hot path of
     extraction). :attr:`blocks` gives :class:`Block` objects for display,
     tests and paper mode.
+
+    Separator i precedes block i. The type II elements are numbered in
+    document order; ``codes``, ``kinds`` and ``parent`` describe them without
+    touching the tree, and :attr:`elements` gives the lxml elements (built on
+    first use: the best mode needs only the numbers).
     """
 
     text: list[str]
     blocknum: list[int]
     link_chars: list[int]
-    element: list[int]  # index in `elements` of the type II element that opened the block
-    opened_by_start: list[bool]
-    elements: list[etree._Element]
     #: separator codes in order: 2k for the start tag of element k, 2k+1 for its
-    #: end tag; separator i precedes block i.
+    #: end tag, -1 for an end tag without a start.
     codes: list[int]
+    #: separator kinds in order (see :class:`Marked`): the heading level of a
+    #: start tag of ``<hn>`` is in its kind.
+    kinds: list[str]
+    #: per element: the index of its nearest type II ancestor, or -1
+    parent: list[int]
+    #: indices of the elements the noise rule flagged (best mode)
+    flagged: list[int] = field(default_factory=list)
+    _source: Marked | None = None
+    _elements: list[etree._Element] | None = None
 
     def __len__(self) -> int:
         return len(self.text)
 
+    @property
+    def elements(self) -> list[etree._Element]:
+        """The type II elements in document order (index k = element k)."""
+        if self._elements is None:
+            self._elements = self._source.resolve_elements() if self._source else []
+        return self._elements
+
+    @property
+    def element(self) -> list[int]:
+        """Per block: index of the type II element whose tag opened it."""
+        return [c >> 1 if c >= 0 else -1 for c in self.codes[: len(self.text)]]
+
+    @property
+    def opened_by_start(self) -> list[bool]:
+        """Per block: whether a start tag (not an end tag) opened it."""
+        return [c >= 0 and not c & 1 for c in self.codes[: len(self.text)]]
+
     def heading(self, i: int) -> int:
         """n when block i opens with ``<hn>`` (§1.2.3), else 0."""
-        k = self.element[i]
-        if k < 0 or not self.opened_by_start[i]:
-            return 0
-        return _HEADINGS.get(self.elements[k].tag, 0)
+        return _KIND_LEVEL.get(self.kinds[i], 0)
+
+    def element_of(self, i: int) -> int:
+        """Index of the element block i's text lies in (directly or in inline children), or -1."""
+        c = self.codes[i]
+        if c < 0:
+            return -1
+        k = c >> 1
+        if c & 1 or self.kinds[i] == VOID[1]:
+            return self.parent[k]
+        return k
 
     @property
     def blocks(self) -> list[Block]:
@@ -194,13 +229,8 @@ class Blockset:
 
     def container(self, i: int) -> etree._Element | None:
         """The element block i's text lies in (directly or in inline children)."""
-        k = self.element[i]
-        if k < 0 or k >= len(self.elements):
-            return None
-        el = self.elements[k]
-        if self.opened_by_start[i] and el.tag not in VOID_TYPE_II:
-            return el
-        return el.getparent()
+        k = self.element_of(i)
+        return self.elements[k] if 0 <= k < len(self.elements) else None
 
     def block_range(self, k: int) -> range | None:
         """Indices of the blocks inside the k-th type II element, or None.
@@ -212,12 +242,12 @@ class Blockset:
             first = self.codes.index(2 * k)
         except ValueError:
             return None
+        if self.kinds[first] == VOID[1]:
+            return range(first, first)  # holds no block
         try:
             end = self.codes.index(2 * k + 1, first)
         except ValueError:
-            end = len(self.text)  # void element or end tag lost: to the end
-        if self.elements[k].tag in VOID_TYPE_II:
-            end = first  # holds no block
+            end = len(self.text)  # end tag lost: to the end
         return range(first, min(end, len(self.text)))
 
 
@@ -226,69 +256,299 @@ def strip_private_use(text: str) -> str:
     return _PRIVATE_USE.sub("", text) if _PRIVATE_USE.search(text) else text
 
 
+@dataclass(frozen=True, slots=True)
+class NoiseRule:
+    """Type II elements that are navigation by their markup (best mode, ``noise_containers``).
+
+    An element is noise when its tag is in ``tags`` or a whole token of its
+    ``class`` or ``id`` (case-insensitive) is in ``tokens``.
+    """
+
+    tags: frozenset[str]
+    tokens: frozenset[str]
+
+    def __call__(self, el: etree._Element) -> bool:
+        if el.tag in self.tags:
+            return True
+        cls, ident = el.get("class"), el.get("id")
+        if cls is None and ident is None:
+            return False
+        return not self.tokens.isdisjoint(f"{ident or ''} {cls or ''}".lower().split())
+
+
+@dataclass(slots=True)
+class Marked:
+    """§1.2.1 step 3's marked text, before it is cut into blocks.
+
+    ``text`` holds the page's text with a separator before every type II
+    start tag, end tag and void element: :data:`SEPARATOR` and a kind letter,
+    ``S`` (start), ``A`` (start, an attribute span follows), ``E`` (end),
+    ``V`` (void), ``1``-``6`` / ``g``-``l`` (start of ``<h1>``-``<h6>``,
+    without / with an attribute span). The k-th separator that is not an end
+    stands for the k-th type II element outside type I elements in document
+    order. ``noisy`` lists the ordinals of the attribute spans that make
+    their element noise.
+    """
+
+    text: str
+    root: etree._Element
+    type_i: tuple[str, ...]
+    type_ii: tuple[str, ...]
+    noisy: list[int]
+    elements: list[etree._Element] | None = None
+
+    def resolve_elements(self) -> list[etree._Element]:
+        """The elements the separators stand for (deletes type I elements from the tree)."""
+        if self.elements is None:
+            etree.strip_elements(
+                self.root, etree.Comment, etree.ProcessingInstruction, *self.type_i, with_tail=False
+            )
+            self.elements = list(self.root.iter(*self.type_ii))
+        return self.elements
+
+
+#: Separators of the marked text (see :class:`Marked`).
+START, END, VOID, START_ATTRS = (SEPARATOR + kind for kind in "SEVA")
+_HEADING_KINDS = "123456"
+_HEADING_ATTR_KINDS = "ghijkl"
+_KIND_LEVEL = {
+    kind: n + 1 for kinds in (_HEADING_KINDS, _HEADING_ATTR_KINDS) for n, kind in enumerate(kinds)
+}
+_ATTR_KINDS = frozenset(START_ATTRS[1] + _HEADING_ATTR_KINDS)
+#: An attribute span (``id`` and ``class`` values) follows START_ATTRS in the marked text.
+ATTRS_OPEN, ATTRS_CLOSE = "\ue012", "\ue013"
+#: The token the attribute span of an element that is noise by its tag holds.
+_TAG_NOISE = "\ue014"
+_ATTR_SPAN = re.compile(f"{ATTRS_OPEN}([^{ATTRS_CLOSE}]*){ATTRS_CLOSE}")
+
+
+@functools.lru_cache(maxsize=16)
+def _stylesheet(
+    type_i: tuple[str, ...], type_ii: tuple[str, ...], noise_tags: frozenset[str] | None
+) -> etree.XSLT:
+    """The XSLT that does §1.2.1 steps 2-3 in one C-level pass and writes the marked text.
+
+    A Python walk that deletes type I elements and writes the separators into
+    the tree (``.text`` and ``.tail`` of ~800 elements a page) cost ~1.4 ms a
+    page, as much as parsing it; libxslt does the same in ~0.5 ms without
+    changing the tree: type I elements (and comments, processing
+    instructions) have empty templates, so they are skipped with their
+    content, and the text that follows them (their tail) is kept. With a
+    noise rule, each element with a ``class`` or ``id`` writes those values
+    in an attribute span after its separator, so the noise test is one
+    tokenisation of all spans instead of one regex per element.
+    """
+
+    def sep(kind: str) -> str:
+        return f"&#x{ord(SEPARATOR):X};{kind}"
+
+    span_open, span_close = (f"&#x{ord(c):X};" for c in (ATTRS_OPEN, ATTRS_CLOSE))
+    attr_span = (
+        f'{span_open}<xsl:value-of select="@id"/><xsl:text> </xsl:text>'
+        f'<xsl:value-of select="@class"/>{span_close}'
+    )
+
+    def start(plain: str, with_attrs: str) -> str:
+        if noise_tags is None:
+            return sep(plain)
+        return (
+            f'<xsl:choose><xsl:when test="@class or @id">{sep(with_attrs)}{attr_span}</xsl:when>'
+            f"<xsl:otherwise>{sep(plain)}</xsl:otherwise></xsl:choose>"
+        )
+
+    def template(tags: list[str], head: str, end: bool = True) -> str:
+        body = f"<xsl:apply-templates/>{sep(END[1])}" if end else ""
+        return f'<xsl:template match="{"|".join(tags)}">{head}{body}</xsl:template>'
+
+    # Only the tree under the element transformed: a broken page can leave
+    # more top-level nodes (a second <html>) in lxml's document, outside ``root``.
+    rules = ['<xsl:template match="/"><xsl:apply-templates select="*[1]"/></xsl:template>']
+    if type_i:
+        rules.append(f'<xsl:template match="{"|".join(type_i)}"/>')
+    tags = [t for t in type_ii if t not in VOID_TYPE_II]
+    noisy = [t for t in tags if noise_tags is not None and t in noise_tags]
+    headings = [t for t in tags if t in _HEADING_TAGS and t not in noisy]
+    plain = [t for t in tags if t not in noisy and t not in headings]
+    if plain:
+        rules.append(template(plain, start(START[1], START_ATTRS[1])))
+    for tag in headings:
+        level = _HEADING_TAGS[tag]
+        rules.append(
+            template([tag], start(_HEADING_KINDS[level - 1], _HEADING_ATTR_KINDS[level - 1]))
+        )
+    if noisy:
+        tag_span = f"{span_open}&#x{ord(_TAG_NOISE):X};{span_close}"
+        rules.append(template(noisy, sep(START_ATTRS[1]) + tag_span))
+    void = [t for t in type_ii if t in VOID_TYPE_II]
+    if void:
+        rules.append(template(void, sep(VOID[1]), end=False))
+    rules.append(
+        f'<xsl:template match="a">&#x{ord(LINK_START):X};<xsl:apply-templates/>'
+        f"&#x{ord(LINK_END):X};</xsl:template>"
+    )
+    return etree.XSLT(
+        etree.XML(
+            '<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">'
+            '<xsl:output method="text" encoding="UTF-8"/>' + "".join(rules) + "</xsl:stylesheet>"
+        )
+    )
+
+
 def mark_blocks(
     root: etree._Element,
     type_i: tuple[str, ...] = TYPE_I,
     type_ii: tuple[str, ...] = TYPE_II,
-    flag: Callable[[etree._Element], bool] | None = None,
-) -> tuple[str, list[etree._Element], list[int]]:
-    """Apply §1.2.1 steps 2-3 to ``root`` **in place**; return the marked text.
+    noise: NoiseRule | None = None,
+) -> Marked:
+    """Apply §1.2.1 steps 2-3 to ``root``; return the marked text.
 
-    Also returns the type II elements in document order (the separators
-    refer to them by index). The caller must take any metadata (JSON-LD
-    scripts, ``<meta>``) from the tree before calling this: type I elements
-    are gone afterwards. ``type_i``/``type_ii`` default to the paper's table;
-    the best mode passes its own (see :mod:`.best`).
-
-    ``flag``, when given, is asked about every type II element on the way
-    (one walk instead of two); the indices it says yes to are returned.
+    ``type_i``/``type_ii`` default to the paper's table; the best mode passes
+    its own (see :mod:`.best`). ``noise``, when given, is asked about every
+    type II element (``noise_containers``); :func:`split_blocks` returns the
+    indices it says yes to as ``Blockset.flagged``. The tree may lose its
+    type I elements (when the elements are asked for, or on the fallback
+    path), so the caller must take any metadata from it first.
     """
+    type_i, type_ii = tuple(type_i), tuple(type_ii)
+    try:
+        xslt = _stylesheet(type_i, type_ii, noise.tags if noise is not None else None)
+        text = str(xslt(root))
+    except etree.XSLTApplyError:  # template recursion limit: a tree deeper than lxml parses
+        return _mark_by_walk(root, type_i, type_ii, noise)
+    noisy: list[int] = []
+    if noise is not None and ATTRS_OPEN in text:
+        # One tokenisation of every attribute span; " \x00 " counts the spans.
+        tokens = " \x00 ".join(_ATTR_SPAN.findall(text)).lower().split()
+        flags = noise.tokens | {_TAG_NOISE}
+        if not flags.isdisjoint(tokens):
+            span = 0
+            for token in tokens:
+                if token == "\x00":
+                    span += 1
+                elif token in flags and (not noisy or noisy[-1] != span):
+                    noisy.append(span)
+    return Marked(text, root, type_i, type_ii, noisy)
+
+
+def _mark_by_walk(
+    root: etree._Element,
+    type_i: tuple[str, ...],
+    type_ii: tuple[str, ...],
+    noise: NoiseRule | None,
+) -> Marked:
+    """:func:`mark_blocks` as a Python walk, for trees deeper than libxslt recurses."""
     etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, *type_i, with_tail=False)
     elements = list(root.iter(*type_ii))
-    flagged: list[int] = []
-    void = VOID_TYPE_II
-    for k, el in enumerate(elements):  # the hot loop: one pass, locals only
-        if flag is not None and flag(el):
-            flagged.append(k)
-        code = BASE + 2 * (k if k < MAX_ELEMENTS else MAX_ELEMENTS)
-        text = el.text
-        el.text = chr(code) + text if text else chr(code)
-        if el.tag not in void:
-            tail = el.tail
-            el.tail = chr(code + 1) + tail if tail else chr(code + 1)
+    noisy: list[int] = []
+    for el in elements:
+        if el.tag in VOID_TYPE_II:
+            el.text = VOID + (el.text or "")
+            continue
+        level = _HEADING_TAGS.get(el.tag)
+        head = SEPARATOR + _HEADING_KINDS[level - 1] if level else START
+        if noise is not None and noise(el):
+            kind = _HEADING_ATTR_KINDS[level - 1] if level else START_ATTRS[1]
+            head = f"{SEPARATOR}{kind}{ATTRS_OPEN}{_TAG_NOISE}{ATTRS_CLOSE}"
+            noisy.append(len(noisy))
+        el.text = head + (el.text or "")
+        el.tail = END + (el.tail or "")
     for el in root.iter("a"):
-        el.text = LINK_START + el.text if el.text else LINK_START
-        el.tail = LINK_END + el.tail if el.tail else LINK_END
-    marked = etree.tostring(root, method="text", encoding="unicode", with_tail=False)
-    return marked, elements, flagged
+        el.text = LINK_START + (el.text or "")
+        el.tail = LINK_END + (el.tail or "")
+    text = etree.tostring(root, method="text", encoding="unicode", with_tail=False)
+    return Marked(text, root, type_i, type_ii, noisy, elements)
 
 
-def split_blocks(marked: str, elements: list[etree._Element], *, keep_links: bool) -> Blockset:
+def split_blocks(marked: Marked, *, keep_links: bool) -> Blockset:
     """Cut marked text at the separators: §1.2.1 step 4.
 
     ``keep_links=False`` is the paper: link text is deleted with the ``a``
     element (type I), together with any separators inside it.
     ``keep_links=True`` keeps it and records ``link_chars`` per block.
     """
+    text = marked.text
+    if ATTRS_OPEN in text:
+        text = _ATTR_SPAN.sub("", text)
     if not keep_links:
-        marked = _LINK_MARK.sub("", _LINK_SPAN.sub("", marked))
-    # One pass over the whole text instead of one per block: whitespace runs
-    # become one space (the separators are not whitespace, so blocks stay apart).
-    parts = _SPLIT.split(_WS.sub(" ", marked))
-    # parts = [before, sep, seg, sep, seg, ..., sep, after]: a block is a
-    # segment between two separators (the text before the first and after the
-    # last separator lies outside every block).
-    codes = [ord(c) - BASE for c in parts[1::2]]
-    segs = parts[2:-1:2]
-    text = [seg.strip() for seg in segs]
-    blocknum = [len(t) - t.count(" ") for t in text]
-    link_chars = [0] * len(text)
+        text = _LINK_SPAN_PLAIN.sub("", text)
+        if LINK_START in text:  # links around layout elements: their separators go dead
+            text = _LINK_SPAN.sub(_dead_separators, text)
+        text = _LINK_MARK.sub("", text)
+    # parts = [before, kind+segment, kind+segment, ..., kind+after]: block i is
+    # the segment after separator i (the text before the first and after the
+    # last separator lies outside every block). Whitespace runs become one
+    # space first, in one C-level pass over the whole text.
+    parts = " ".join(text.split()).split(SEPARATOR)
+    live: list[bool] | None = None
+    if DEAD_SEPARATOR in text:
+        parts, kinds, live = _without_dead(parts)
+    else:
+        kinds = [p[0] for p in parts[1:]]
+    segs = [p[1:] for p in parts[1:-1]]
+    blocks = [seg.strip() for seg in segs]
+    blocknum = [len(t) - t.count(" ") for t in blocks]
+    link_chars = [0] * len(blocks)
     if keep_links:
-        _link_columns(segs, text, blocknum, link_chars)
-    n = len(text)
-    element = [c >> 1 if c >> 1 < MAX_ELEMENTS else -1 for c in codes[:n]]
-    is_start = [not c & 1 for c in codes[:n]]
-    return Blockset(text, blocknum, link_chars, element, is_start, elements, codes)
+        _link_columns(segs, blocks, blocknum, link_chars)
+    codes, parent, with_attrs = _codes(kinds)
+    if live is not None:
+        codes = [c for c, alive in zip(codes, live, strict=True) if alive]
+        kinds = [kind for kind, alive in zip(kinds, live, strict=True) if alive]
+    flagged = [with_attrs[j] for j in marked.noisy if j < len(with_attrs)]
+    return Blockset(
+        blocks, blocknum, link_chars, codes, kinds, parent, flagged, marked, marked.elements
+    )
+
+
+def _dead_separators(link: re.Match[str]) -> str:
+    """A link span holding separators (paper mode): its text goes, its separators go dead.
+
+    The paper deletes ``<a>`` with all it holds, so its layout elements cut no
+    blocks; their separators stay, dead, only so the elements keep their numbers.
+    """
+    return "".join(DEAD_SEPARATOR + piece[0] for piece in link[0].split(SEPARATOR)[1:])
+
+
+def _without_dead(parts: list[str]) -> tuple[list[str], list[str], list[bool]]:
+    """Parts with the dead separators taken out; every separator's kind, and whether it is live."""
+    kinds: list[str] = []
+    live: list[bool] = []
+    out = parts[:1]
+    for part in parts[1:]:
+        kinds.append(part[0])
+        live.append(True)
+        if DEAD_SEPARATOR in part:
+            pieces = part.split(DEAD_SEPARATOR)
+            for piece in pieces[1:]:
+                kinds.append(piece[0])
+                live.append(False)
+            part = pieces[0] + "".join(piece[1:] for piece in pieces[1:])
+        out.append(part)
+    return out, kinds, live
+
+
+def _codes(kinds: list[str]) -> tuple[list[int], list[int], list[int]]:
+    """Separator codes (2k: start of element k, 2k+1: its end; -1: an unmatched end),
+    each element's parent element (-1: none) and the elements with an attribute span."""
+    end, void, attr_kinds = END[1], VOID[1], _ATTR_KINDS
+    codes: list[int] = []
+    parent: list[int] = []
+    with_attrs: list[int] = []
+    stack: list[int] = [-1]
+    add, push, pop = codes.append, stack.append, stack.pop
+    k = 0
+    for kind in kinds:
+        if kind == end:
+            add(2 * pop() + 1 if len(stack) > 1 else -1)
+            continue
+        parent.append(stack[-1])
+        if kind != void:
+            push(k)
+            if kind in attr_kinds:
+                with_attrs.append(k)
+        add(2 * k)
+        k += 1
+    return codes, parent, with_attrs
 
 
 def _link_columns(
@@ -312,6 +572,8 @@ def _link_columns(
         # str.replace, not re.sub, for single characters: ~5x faster here
         outside = _OPEN_LINK_SPAN.sub("", seg).replace(LINK_END, "")
         t = text[i].replace(LINK_START, "").replace(LINK_END, "")
+        if "  " in t or t[:1] == " " or t[-1:] == " ":  # a marker stood between spaces
+            t = " ".join(t.split())
         text[i] = t
         blocknum[i] = len(t) - t.count(" ")
         link_chars[i] = blocknum[i] - (len(outside) - outside.count(" "))
@@ -329,5 +591,4 @@ def blockset_of(
     type_ii: tuple[str, ...] = TYPE_II,
 ) -> Blockset:
     """The blockset of a parsed page (modifies ``root``): §1.2.1 steps 2-4."""
-    marked, elements, _ = mark_blocks(root, type_i, type_ii)
-    return split_blocks(marked, elements, keep_links=keep_links)
+    return split_blocks(mark_blocks(root, type_i, type_ii), keep_links=keep_links)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "html_title",
     "meta_published",
     "meta_title",
+    "page_metadata",
 ]
 
 #: Site and channel names that end a ``<title>`` (Zou & Zhong §1.2.3's
@@ -98,14 +100,6 @@ META_PUBLISHED_KEYS: tuple[str, ...] = (
 _ARTICLE_TYPES = re.compile(r"Article|Posting|Report|BlogPosting", re.I)
 _MAX_JSON_DEPTH = 8
 
-_XP_META = etree.XPath("//meta[@content]")
-_XP_JSON_LD = etree.XPath(
-    "//script[translate(@type, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ',"
-    " 'abcdefghijklmnopqrstuvwxyz')"
-    " = 'application/ld+json']/text()"
-)
-_XP_TITLE = etree.XPath("//title")
-_XP_TIME = etree.XPath("//time[@datetime]")
 _XP_HTML_PUBLISHTIME = etree.XPath("/html/@data-publishtime")
 
 # Title separators.  Strong ones split anywhere: "_", "|", "｜", "——" and
@@ -134,18 +128,44 @@ def _clean(text: str | None) -> str | None:
     return text or None
 
 
-def _meta_map(tree: etree._Element) -> dict[str, str]:
-    """Lower-cased name/property/itemprop -> first non-empty content."""
-    found: dict[str, str] = {}
-    for meta in _XP_META(tree):
-        content = meta.get("content", "").strip()
-        if not content:
-            continue
-        for attr in ("property", "name", "itemprop"):
-            key = meta.get(attr)
-            if key:
-                found.setdefault(key.strip().lower(), content)
-    return found
+@dataclass(slots=True)
+class _Scan:
+    """What the metadata functions read, collected in one walk of the tree.
+
+    One C-level ``iter()`` over the four tags instead of one ``//tag`` XPath
+    (a whole-tree scan each) per function: ~0.3 ms a page less, which
+    matters for the speed target of the extraction benchmark.
+    """
+
+    metas: dict[str, str]  # lower-cased name/property/itemprop -> first non-empty content
+    json_ld: list[str]  # texts of <script type="application/ld+json">
+    titles: list[etree._Element]
+    times: list[etree._Element]  # <time datetime>
+
+
+def _scan(tree: etree._Element) -> _Scan:
+    metas: dict[str, str] = {}
+    json_ld: list[str] = []
+    titles: list[etree._Element] = []
+    times: list[etree._Element] = []
+    for el in tree.iter("meta", "script", "title", "time"):
+        tag = el.tag
+        if tag == "meta":
+            content = (el.get("content") or "").strip()
+            if not content:
+                continue
+            for attr in ("property", "name", "itemprop"):
+                key = el.get(attr)
+                if key:
+                    metas.setdefault(key.strip().lower(), content)
+        elif tag == "script":
+            if (el.get("type") or "").lower() == "application/ld+json" and el.text:
+                json_ld.append(el.text)
+        elif tag == "title":
+            titles.append(el)
+        elif el.get("datetime") is not None:
+            times.append(el)
+    return _Scan(metas, json_ld, titles, times)
 
 
 def _load_json(text: str) -> Any:
@@ -175,10 +195,10 @@ def _walk(node: Any, depth: int = 0) -> Iterator[dict[str, Any]]:
                 yield from _walk(value, depth + 1)
 
 
-def _json_ld_objects(tree: etree._Element) -> list[dict[str, Any]]:
+def _json_ld_objects(texts: list[str]) -> list[dict[str, Any]]:
     """JSON-LD objects of the page, article types first, broken blocks skipped."""
     objects: list[dict[str, Any]] = []
-    for text in _XP_JSON_LD(tree):
+    for text in texts:
         data = _load_json(text)
         if data is not None:
             objects.extend(_walk(data))
@@ -206,10 +226,15 @@ def meta_title(tree: etree._Element) -> tuple[str, str] | None:
     Sources are ``"og:title"``, ``"json-ld"`` and ``"twitter:title"``; the
     first non-empty one wins.  Whitespace runs are collapsed.
     """
-    metas = _meta_map(tree)
+    scan = _scan(tree)
+    return _meta_title(scan, _json_ld_objects(scan.json_ld))
+
+
+def _meta_title(scan: _Scan, objects: list[dict[str, Any]]) -> tuple[str, str] | None:
+    metas = scan.metas
     if title := _clean(metas.get("og:title")):
         return title, "og:title"
-    for value in _json_ld_value(_json_ld_objects(tree), "headline"):
+    for value in _json_ld_value(objects, "headline"):
         if title := _clean(value):
             return title, "json-ld"
     if title := _clean(metas.get("twitter:title")):
@@ -298,7 +323,11 @@ def html_title(
 
     See :func:`strip_site_names` for the rule.
     """
-    for element in _XP_TITLE(tree):
+    return _html_title(_scan(tree), stop_words)
+
+
+def _html_title(scan: _Scan, stop_words: Iterable[str]) -> str | None:
+    for element in scan.titles:
         text = _clean("".join(element.itertext()))
         if text:
             return _clean(strip_site_names(text, stop_words))
@@ -316,18 +345,43 @@ def meta_published(tree: etree._Element, tz: tzinfo) -> tuple[datetime, str] | N
     A value that does not parse is passed over.  Values without an offset are
     local time in ``tz``.
     """
-    for value in _json_ld_value(_json_ld_objects(tree), "datePublished"):
+    scan = _scan(tree)
+    return _meta_published(tree, scan, _json_ld_objects(scan.json_ld), tz)
+
+
+def _meta_published(
+    tree: etree._Element, scan: _Scan, objects: list[dict[str, Any]], tz: tzinfo
+) -> tuple[datetime, str] | None:
+    for value in _json_ld_value(objects, "datePublished"):
         if found := parse_datetime(value, tz):
             return found, "json-ld"
-    metas = _meta_map(tree)
+    metas = scan.metas
     for key in META_PUBLISHED_KEYS:
         value = metas.get(key.lower())
         if value and (found := parse_datetime(value, tz)):
             return found, f"meta:{key}"
-    for element in _XP_TIME(tree):
+    for element in scan.times:
         if found := parse_datetime(element.get("datetime", ""), tz):
             return found, "time-element"
     for value in _XP_HTML_PUBLISHTIME(tree):
         if found := parse_datetime(str(value), tz):
             return found, "html:data-publishtime"
     return None
+
+
+def page_metadata(
+    tree: etree._Element,
+    tz: tzinfo,
+    stop_words: Iterable[str] = DEFAULT_TITLE_STOP_WORDS,
+) -> tuple[tuple[str, str] | None, str | None, tuple[datetime, str] | None]:
+    """``(meta_title, html_title, meta_published)`` from one walk of the tree.
+
+    The same values as the three functions called one by one, read once.
+    """
+    scan = _scan(tree)
+    objects = _json_ld_objects(scan.json_ld)
+    return (
+        _meta_title(scan, objects),
+        _html_title(scan, stop_words),
+        _meta_published(tree, scan, objects, tz),
+    )

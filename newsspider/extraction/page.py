@@ -41,7 +41,7 @@ from .best import best_title, combine_published
 from .dates import find_date
 from .encoding import decode_html
 from .errors import ExtractionError
-from .metadata import html_title, meta_published, meta_title
+from .metadata import page_metadata
 from .model import Article
 
 __all__ = [
@@ -132,7 +132,7 @@ def load_page(
 
 def read_metadata(root: etree._Element, tz: tzinfo) -> PageMetadata:
     """The page's own title and time (metadata.py); call before the tree is changed."""
-    return PageMetadata(meta_title(root), html_title(root), meta_published(root, tz))
+    return PageMetadata(*page_metadata(root, tz))
 
 
 def empty_article(page: Page, url: str | None, mode: str) -> Article:

@@ -88,7 +88,7 @@ from .article import extract_article, paper_title, resolve_tz
 from .best import BEST_TYPE_II, best_published, best_title, textnums
 from .blocks import mark_blocks, split_blocks
 from .blockstats import block_statistics
-from .metadata import html_title, meta_published, meta_title
+from .metadata import page_metadata
 from .model import Article
 from .page import empty_article, load_page
 from .render import ID_ATTRIBUTE, Layout, Renderer, shared_renderer
@@ -429,12 +429,9 @@ def extract_visual(
     if isinstance(page, Article):
         return page
     root = page.root
-    meta = meta_title(root)
-    page_title = html_title(root)
-    published_meta = meta_published(root, zone)
+    meta, page_title, published_meta = page_metadata(root, zone)
     _blank_text(page, set(Region) - {Region.CENTER})
-    marked, elements, _ = mark_blocks(root, (), BEST_TYPE_II)
-    blockset = split_blocks(marked, elements, keep_links=True)
+    blockset = split_blocks(mark_blocks(root, (), BEST_TYPE_II), keep_links=True)
     stats = block_statistics(textnums(blockset))  # only to place §1.2.3's title/time window
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
     published, source = best_published(blockset, stats, published_meta, url, zone)
