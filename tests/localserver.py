@@ -55,6 +55,8 @@ class Seen:
 
     path: str
     headers: dict[str, str]
+    #: ``time.monotonic()`` when the request arrived
+    at: float = 0.0
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -62,7 +64,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("#")[0]
-        self.server.seen.append(Seen(path, dict(self.headers.items())))
+        self.server.seen.append(Seen(path, dict(self.headers.items()), time.monotonic()))
         route = self.server.routes.get(path) or self.server.routes.get(path.split("?")[0])
         if route is None:
             route = Page(b"not found", 404, {"Content-Type": "text/plain"})

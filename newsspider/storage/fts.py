@@ -309,8 +309,13 @@ def search_backend(engine: Engine) -> SearchBackend:
 
 
 def normalize_query(query: str) -> str:
-    """The query as searched: surrounding whitespace removed; empty queries are refused."""
-    q = query.strip()
+    """The query as searched: surrounding whitespace removed; empty queries are refused.
+
+    NUL characters are removed first: stored text never holds them (``db._no_nul``), and
+    left in, SQLite's ``LIKE`` reads a NUL as the end of the pattern (``%\0%`` matched
+    every row) while PostgreSQL refuses the parameter.
+    """
+    q = query.replace("\x00", "").strip()
     if not q:
         raise ValueError("empty search query")
     return q
