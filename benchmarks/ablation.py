@@ -46,6 +46,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "noise_containers": lambda: patched(best, NOISE=None),
     "links_kept": lambda: patched(best, split_blocks=_split_without_links),
     "container": lambda: patched(best, container_region=lambda *a, **k: None),
+    "inner_lines": lambda: patched(best, INNER_LINES=False),
     "duplicate_blocks": lambda: patched(best, MIN_DUPLICATE_CHARS=10**9),
     "title_line": lambda: patched(best, drop_title_line=lambda blockset, body, title: body),
     "edge_lines": lambda: patched(best, trim_edge_lines=lambda blockset, body, tz: body),

@@ -151,3 +151,29 @@ def test_unknown_method_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown extraction method"):
         get_method("magic")
     assert get_method("blockstats") is extract_article
+
+
+def test_inner_lines_keep_subheadings_and_table_cells_not_widgets():
+    """``inner_lines``: a subheading and table cells between body paragraphs are body;
+    a gallery widget nested deeper and a nav list after the body are not."""
+    paragraphs = [f"<p>{PARAGRAPH}{k}</p>" for k in range(6)]
+    middle = (
+        "<h3>第二部分小标题</h3>"
+        "<table><tr><td>项目名称</td><td>负责人</td></tr></table>"
+        "<div class='gallery'><div><span>图片 1 / 9</span></div><div><span>返回图集</span></div></div>"
+    )
+    html = page(before="".join(paragraphs[:3]) + middle + "".join(paragraphs[3:]))
+    best = extract_article(html).text.split("\n")
+    assert "第二部分小标题" in best
+    assert "项目名称" in best and "负责人" in best
+    assert not any("返回图集" in line or "图片 1" in line for line in best)
+    paper = extract_article(html, mode="paper").text
+    assert "项目名称" not in paper  # the paper's mainblockset alone
+
+
+def test_byline_under_a_deck_line_is_not_body():
+    """``edge_lines``: a byline without a colon, under a subtitle, is trimmed; the subtitle stays."""
+    before = "<p>研究所所长李扬说，改革一定要加快</p><p>本报记者张三发自北京</p>"
+    lines = extract_article(page(before=before)).text.split("\n")
+    assert "本报记者张三发自北京" not in lines
+    assert lines[0] == "研究所所长李扬说，改革一定要加快"

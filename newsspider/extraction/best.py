@@ -36,12 +36,22 @@ stays untouched.
     ``CONTAINER_RATIO`` times the ``mainblockset``'s text (then it is the page
     itself and ``mainblockset`` is kept as is).
 
+``inner_lines`` (after ``container``)
+    ``container`` keeps only blocks with sentence punctuation, which drops the
+    subheadings, table cells and list items *inside* an article (an agenda,
+    a syllabus, a recipe's ingredients). Between the first and the last body
+    block, a short (at most ``INNER_MAX`` characters) link-free block is body
+    too when it is a sibling of body paragraphs (its element, or its
+    element's parent, holds body text) or a table cell / list item. Widgets
+    nested deeper (a gallery's "Image 1 of 9", a share box) stay out.
+
 ``title_line`` and ``edge_lines`` (output)
     The smoothing pulls the short lines next to the first and last paragraphs
     into the runs: the headline (returned as ``Article.title`` already), the
     date-and-source line, the editor line, a share prompt. A first line that
     is the title, and short byline/breadcrumb/editor/share lines among the
-    outermost three at either end, are not body.
+    outermost three at either end, are not body (also after a deck line that
+    is not one: 本报记者 X 发自北京 under a subtitle).
 
 ``meta_first`` (§1.2.3)
     Title: the paper's heading near ``block_i`` when it agrees with the
@@ -58,7 +68,7 @@ from datetime import datetime, tzinfo
 
 from lxml import etree
 
-from .blocks import TYPE_I, TYPE_II, Blockset, NoiseRule, mark_blocks, split_blocks
+from .blocks import CELL_KINDS, TYPE_I, TYPE_II, Blockset, NoiseRule, mark_blocks, split_blocks
 from .blockstats import BlockStatistics, block_statistics
 from .dates import date_from_url, find_date
 from .metadata import page_metadata
@@ -79,6 +89,9 @@ CONTAINER_SHARE = 0.8
 RULES_KEPT_AS_IS = (1, 2)
 #: ``duplicate_blocks``: a line this long is never output twice.
 MIN_DUPLICATE_CHARS = 20
+#: ``inner_lines``: on (the ablation switches it off) and the longest line it adds.
+INNER_LINES = True
+INNER_MAX = 40
 #: ``container``: share of a larger region's text that must be prose.
 PROSE_SHARE = 0.9
 #: ``noise_containers``: never delete an element holding this share of the text.
@@ -204,6 +217,25 @@ def _plausible_region(
     )
 
 
+def inner_lines(blockset: Blockset, candidate: list[int]) -> list[int]:
+    """``inner_lines``: short lines between body paragraphs that are their siblings."""
+    text, link_chars, parent = blockset.text, blockset.link_chars, blockset.parent
+    inside = set(candidate)
+    holders = {blockset.element_of(i) for i in candidate}
+    levels = holders | {parent[k] for k in holders if k >= 0}
+    out = []
+    for i in range(candidate[0], candidate[-1] + 1):
+        if i in inside:
+            out.append(i)
+        elif text[i] and not link_chars[i] and len(text[i]) <= INNER_MAX:
+            k = blockset.element_of(i)
+            if k in holders or (k >= 0 and parent[k] in levels):
+                out.append(i)
+            elif k >= 0 and blockset.element_kinds[k] in CELL_KINDS:  # tables and lists
+                out.append(i)
+    return out
+
+
 def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -> list[int]:
     """Blocks of the body: ``container`` and ``links_kept`` applied to mainblockset."""
     text, blocknum, link_chars = blockset.text, blockset.blocknum, blockset.link_chars
@@ -216,6 +248,8 @@ def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) 
         keep = {i for r in stats.runs if r.rule in RULES_KEPT_AS_IS for i in r.indices}
         candidate = [i for i in region if text[i] and (i in keep or _SENTENCE.search(text[i]))]
         if _plausible_region(region, candidate, main, textnum, link_chars):
+            if INNER_LINES and candidate:
+                candidate = inner_lines(blockset, candidate)
             chosen = candidate
     body = []
     seen: set[str] = set()
@@ -236,6 +270,9 @@ _EDGE_LINE = re.compile(
     r"|^[(（【\[]?\s*(?:责任编辑|责编|编辑|作者|记者|来源|稿源|文章来源|本文来源)[:：]"
     r"|^(?:分享到|转发到|收藏|打印|关闭窗口|返回顶部)"
     r"|(?:来源|作者|编辑|点击|浏览|阅读|发布)(?:次数|量)?[:：]"
+    # a byline without a colon: 本报记者 某某 发自北京 / 新华社记者 某某 报道
+    r"|^[(（【\[]?\s*(?:本报|本刊|本台|本网|新华社|中新社|中新网)?(?:特约)?(?:记者|通讯员)"
+    r"[^，。,.]{0,16}(?:发自|报道)"
 )
 #: ``edge_lines``: lines this long are prose, never trimmed.
 EDGE_MAX_CHARS = 60
@@ -265,7 +302,8 @@ def trim_edge_lines(blockset: Blockset, body: list[int], tz: tzinfo) -> list[int
     paragraphs into the runs: the date-and-source line under the headline, the
     editor line after the last paragraph. A short line at either end that
     looks like one of these (a date with 来源/作者, 责任编辑:, 当前位置:, 分享到)
-    is not body. Only the outermost ``EDGE_LINES`` lines at each end are
+    is not body, even after a first line that is not one (a deck or subtitle
+    above the byline). Only the outermost ``EDGE_LINES`` lines at each end are
     looked at, and never a line longer than ``EDGE_MAX_CHARS``.
     """
     text = blockset.text
@@ -279,12 +317,9 @@ def trim_edge_lines(blockset: Blockset, body: list[int], tz: tzinfo) -> list[int
         found = find_date(t, tz)
         return found is not None and len(t) <= 30
 
-    start, end = 0, len(body)
-    while start < min(EDGE_LINES, end) and is_edge(body[start]):
-        start += 1
-    while end > max(start, len(body) - EDGE_LINES) and is_edge(body[end - 1]):
-        end -= 1
-    return body[start:end]
+    n = len(body)
+    edges = set(range(min(EDGE_LINES, n))) | set(range(max(0, n - EDGE_LINES), n))
+    return [i for pos, i in enumerate(body) if pos not in edges or not is_edge(i)]
 
 
 def _norm(text: str) -> str:

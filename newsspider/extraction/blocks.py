@@ -172,6 +172,8 @@ class Blockset:
     kinds: list[str]
     #: per element: the index of its nearest type II ancestor, or -1
     parent: list[int]
+    #: per element: the kind of its start separator (see :class:`Marked`)
+    element_kinds: list[str]
     #: indices of the elements the noise rule flagged (best mode)
     flagged: list[int] = field(default_factory=list)
     _source: Marked | None = None
@@ -284,7 +286,8 @@ class Marked:
     start tag, end tag and void element: :data:`SEPARATOR` and a kind letter,
     ``S`` (start), ``A`` (start, an attribute span follows), ``E`` (end),
     ``V`` (void), ``1``-``6`` / ``g``-``l`` (start of ``<h1>``-``<h6>``,
-    without / with an attribute span). The k-th separator that is not an end
+    without / with an attribute span), ``C`` / ``c`` (start of a table cell or
+    list item, :data:`CELL_TAGS`). The k-th separator that is not an end
     stands for the k-th type II element outside type I elements in document
     order. ``noisy`` lists the ordinals of the attribute spans that make
     their element noise.
@@ -311,10 +314,14 @@ class Marked:
 START, END, VOID, START_ATTRS = (SEPARATOR + kind for kind in "SEVA")
 _HEADING_KINDS = "123456"
 _HEADING_ATTR_KINDS = "ghijkl"
+#: Table cells and list items: their own kind (``C``, ``c`` with an attribute span),
+#: so the best mode can tell them without the lxml elements.
+CELL_TAGS = frozenset({"td", "th", "li", "dd", "dt"})
+CELL_KINDS = frozenset("Cc")
 _KIND_LEVEL = {
     kind: n + 1 for kinds in (_HEADING_KINDS, _HEADING_ATTR_KINDS) for n, kind in enumerate(kinds)
 }
-_ATTR_KINDS = frozenset(START_ATTRS[1] + _HEADING_ATTR_KINDS)
+_ATTR_KINDS = frozenset(START_ATTRS[1] + _HEADING_ATTR_KINDS + "c")
 #: An attribute span (``id`` and ``class`` values) follows START_ATTRS in the marked text.
 ATTRS_OPEN, ATTRS_CLOSE = "\ue012", "\ue013"
 #: The token the attribute span of an element that is noise by its tag holds.
@@ -368,9 +375,12 @@ def _stylesheet(
     tags = [t for t in type_ii if t not in VOID_TYPE_II]
     noisy = [t for t in tags if noise_tags is not None and t in noise_tags]
     headings = [t for t in tags if t in _HEADING_TAGS and t not in noisy]
-    plain = [t for t in tags if t not in noisy and t not in headings]
+    cells = [t for t in tags if t in CELL_TAGS and t not in noisy]
+    plain = [t for t in tags if t not in noisy and t not in headings and t not in cells]
     if plain:
         rules.append(template(plain, start(START[1], START_ATTRS[1])))
+    if cells:
+        rules.append(template(cells, start("C", "c")))
     for tag in headings:
         level = _HEADING_TAGS[tag]
         rules.append(
@@ -445,9 +455,10 @@ def _mark_by_walk(
             el.text = VOID + (el.text or "")
             continue
         level = _HEADING_TAGS.get(el.tag)
-        head = SEPARATOR + _HEADING_KINDS[level - 1] if level else START
+        cell = el.tag in CELL_TAGS
+        head = SEPARATOR + (_HEADING_KINDS[level - 1] if level else "C" if cell else START[1])
         if noise is not None and noise(el):
-            kind = _HEADING_ATTR_KINDS[level - 1] if level else START_ATTRS[1]
+            kind = _HEADING_ATTR_KINDS[level - 1] if level else "c" if cell else START_ATTRS[1]
             head = f"{SEPARATOR}{kind}{ATTRS_OPEN}{_TAG_NOISE}{ATTRS_CLOSE}"
             noisy.append(len(noisy))
         el.text = head + (el.text or "")
@@ -490,13 +501,22 @@ def split_blocks(marked: Marked, *, keep_links: bool) -> Blockset:
     link_chars = [0] * len(blocks)
     if keep_links:
         _link_columns(segs, blocks, blocknum, link_chars)
-    codes, parent, with_attrs = _codes(kinds)
+    codes, parent, element_kinds, with_attrs = _codes(kinds)
     if live is not None:
         codes = [c for c, alive in zip(codes, live, strict=True) if alive]
         kinds = [kind for kind, alive in zip(kinds, live, strict=True) if alive]
     flagged = [with_attrs[j] for j in marked.noisy if j < len(with_attrs)]
     return Blockset(
-        blocks, blocknum, link_chars, codes, kinds, parent, flagged, marked, marked.elements
+        blocks,
+        blocknum,
+        link_chars,
+        codes,
+        kinds,
+        parent,
+        element_kinds,
+        flagged,
+        marked,
+        marked.elements,
     )
 
 
@@ -527,12 +547,14 @@ def _without_dead(parts: list[str]) -> tuple[list[str], list[str], list[bool]]:
     return out, kinds, live
 
 
-def _codes(kinds: list[str]) -> tuple[list[int], list[int], list[int]]:
+def _codes(kinds: list[str]) -> tuple[list[int], list[int], list[str], list[int]]:
     """Separator codes (2k: start of element k, 2k+1: its end; -1: an unmatched end),
-    each element's parent element (-1: none) and the elements with an attribute span."""
+    each element's parent element (-1: none) and kind, and the elements with an
+    attribute span."""
     end, void, attr_kinds = END[1], VOID[1], _ATTR_KINDS
     codes: list[int] = []
     parent: list[int] = []
+    element_kinds: list[str] = []
     with_attrs: list[int] = []
     stack: list[int] = [-1]
     add, push, pop = codes.append, stack.append, stack.pop
@@ -542,13 +564,14 @@ def _codes(kinds: list[str]) -> tuple[list[int], list[int], list[int]]:
             add(2 * pop() + 1 if len(stack) > 1 else -1)
             continue
         parent.append(stack[-1])
+        element_kinds.append(kind)
         if kind != void:
             push(k)
             if kind in attr_kinds:
                 with_attrs.append(k)
         add(2 * k)
         k += 1
-    return codes, parent, with_attrs
+    return codes, parent, element_kinds, with_attrs
 
 
 def _link_columns(
