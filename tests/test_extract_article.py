@@ -160,7 +160,8 @@ def test_inner_lines_keep_subheadings_and_table_cells_not_widgets():
     middle = (
         "<h3>第二部分小标题</h3>"
         "<table><tr><td>项目名称</td><td>负责人</td></tr></table>"
-        "<div class='gallery'><div><span>图片 1 / 9</span></div><div><span>返回图集</span></div></div>"
+        "<div class='gallery'><div><span>图片 1 / 9</span></div>"
+        "<div><span>返回图集</span></div></div>"
     )
     html = page(before="".join(paragraphs[:3]) + middle + "".join(paragraphs[3:]))
     best = extract_article(html).text.split("\n")
@@ -172,7 +173,7 @@ def test_inner_lines_keep_subheadings_and_table_cells_not_widgets():
 
 
 def test_byline_under_a_deck_line_is_not_body():
-    """``edge_lines``: a byline without a colon, under a subtitle, is trimmed; the subtitle stays."""
+    """``edge_lines``: a byline without a colon, under a deck line, is trimmed; the deck stays."""
     before = "<p>研究所所长李扬说，改革一定要加快</p><p>本报记者张三发自北京</p>"
     lines = extract_article(page(before=before)).text.split("\n")
     assert "本报记者张三发自北京" not in lines
