@@ -178,3 +178,16 @@ def test_byline_under_a_deck_line_is_not_body():
     lines = extract_article(page(before=before)).text.split("\n")
     assert "本报记者张三发自北京" not in lines
     assert lines[0] == "研究所所长李扬说，改革一定要加快"
+
+
+def test_time_under_the_headline_beats_a_date_in_the_first_paragraph():
+    """``time_after_headline``: the dateline under the headline, not the first date of the body,
+    even when promotion lines stand between them and the body."""
+    before = (
+        "<div>明星挨打事件回顾</div><div>2005-04-27 14:32更新 来源：千龙新闻网</div>"
+        "<div>发表评论</div><div>医疗关注</div><div>皮肤顽疾</div><div>补肾新药</div>"
+        f"<p>2005年4月18日吴宗宪进棚录像，{PARAGRAPH}</p>"
+    )
+    art = extract_article(page(before=before, title="明星挨打事件回顾_千龙网"))
+    assert art.title == "明星挨打事件回顾"
+    assert art.published == datetime(2005, 4, 27, 14, 32, tzinfo=SHANGHAI)

@@ -53,6 +53,13 @@ stays untouched.
     outermost three at either end, are not body (also after a deck line that
     is not one: 本报记者 X 发自北京 under a subtitle).
 
+``time_after_headline`` (§1.2.3)
+    The paper looks for the time in blocks i-2 … i+2; when promotion or
+    comment-prompt lines stand between the dateline and the body, that
+    window holds the body's first sentences instead, and a date *in* the
+    story wins. When the headline is found as a block above ``block_i``, the
+    ``HEADLINE_WINDOW`` text blocks under it are read first.
+
 ``meta_first`` (§1.2.3)
     Title: the paper's heading near ``block_i`` when it agrees with the
     page's ``<title>``/``og:title``; otherwise ``og:title``/JSON-LD, then the
@@ -89,6 +96,9 @@ CONTAINER_SHARE = 0.8
 RULES_KEPT_AS_IS = (1, 2)
 #: ``duplicate_blocks``: a line this long is never output twice.
 MIN_DUPLICATE_CHARS = 20
+#: ``time_after_headline``: on, and how many text blocks under the headline are read first.
+TIME_AFTER_HEADLINE = True
+HEADLINE_WINDOW = 3
 #: ``inner_lines``: on (the ablation switches it off) and the longest line it adds.
 INNER_LINES = True
 INNER_MAX = 40
@@ -344,11 +354,35 @@ def best_title(
     return None, None
 
 
-def text_time(blockset: Blockset, stats: BlockStatistics, tz: tzinfo) -> datetime | None:
-    """The paper's time pattern near block_i/block_j (``nonempty_window``), then page order."""
+def headline_block(blockset: Blockset, title: str | None, before: int | None) -> int | None:
+    """``time_after_headline``: the block holding the headline, when it comes before ``before``."""
+    if not title or before is None:
+        return None
+    t = _norm(title)
+    text = blockset.text
+    for i in range(before - 1, -1, -1):
+        block = text[i]
+        if block and len(block) <= 2 * len(title) + 10:
+            b = _norm(block)
+            if b == t or (t in b and len(b) <= 2 * len(t)):
+                return i
+    return None
+
+
+def text_time(
+    blockset: Blockset, stats: BlockStatistics, tz: tzinfo, headline: int | None = None
+) -> datetime | None:
+    """The time in the text: under the headline (``time_after_headline``), then the paper's
+    pattern near block_i/block_j (``nonempty_window``), then page order."""
     from .article import paper_time_blocks
 
     text = blockset.text
+    if headline is not None:
+        after = [i for i in range(headline + 1, len(text)) if text[i]][:HEADLINE_WINDOW]
+        for i in after:
+            found = find_date(text[i], tz)
+            if found is not None:
+                return found
     for i in paper_time_blocks(blockset, stats, nonempty=True):
         found = find_date(text[i], tz)
         if found is not None:
@@ -363,13 +397,15 @@ def best_published(
     meta: tuple[datetime, str] | None,
     url: str | None,
     tz: tzinfo,
+    title: str | None = None,
 ) -> tuple[datetime | None, str | None]:
     """``meta_first`` time choice; returns (time, source).
 
     Metadata wins, except that a date-only metadata value (midnight) gives way
     to a time found in the text on the same day.
     """
-    return combine_published(text_time(blockset, stats, tz), meta, url, tz)
+    headline = headline_block(blockset, title, stats.block_i) if TIME_AFTER_HEADLINE else None
+    return combine_published(text_time(blockset, stats, tz, headline), meta, url, tz)
 
 
 def combine_published(
@@ -415,7 +451,7 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
     body = select_body(blockset, stats, textnum)
     body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)
-    published, source = best_published(blockset, stats, published_meta, url, tz)
+    published, source = best_published(blockset, stats, published_meta, url, tz, title)
 
     return Article(
         title=title,

@@ -434,7 +434,7 @@ def extract_visual(
     blockset = split_blocks(mark_blocks(root, (), BEST_TYPE_II), keep_links=True)
     stats = block_statistics(textnums(blockset))  # only to place §1.2.3's title/time window
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
-    published, source = best_published(blockset, stats, published_meta, url, zone)
+    published, source = best_published(blockset, stats, published_meta, url, zone, title)
     return Article(
         title=title,
         published=published,
