@@ -36,6 +36,7 @@ __all__ = [
     "PageError",
     "date_matches",
     "evaluate",
+    "format_markdown",
     "format_table",
     "load_cases",
     "score_body",
@@ -611,3 +612,58 @@ def format_table(reports: list[DatasetReport]) -> str:
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+_MARKDOWN_HEADER = (
+    "| method | F1 | qualified % | excellent % | title % (n) | date % (n) | pages/s |"
+)
+
+
+def format_markdown(reports: list[DatasetReport]) -> str:
+    """A markdown comparison: one table per dataset, then who wins where.
+
+    Made for README: every extractor of the run on every dataset side by side
+    (F1, qualified %, excellent %, title and date accuracy, pages/s), and for
+    each dataset the extractor with the highest F1, the highest qualified %
+    and the most pages/s, plus how far each paper method is from the winner.
+    Datasets without body gold get no table (there is nothing to score).
+    """
+    by_dataset: dict[str, list[DatasetReport]] = {}
+    for r in reports:
+        if r.body_pages:
+            by_dataset.setdefault(r.dataset, []).append(r)
+    out: list[str] = []
+    wins: list[str] = []
+    for dataset, rows in by_dataset.items():
+        out.append(f"**{dataset}** ({rows[0].pages} pages, {rows[0].body_pages} with body gold)\n")
+        out.append(_MARKDOWN_HEADER)
+        out.append("|---|---|---|---|---|---|---|")
+        top_f1 = max(rows, key=lambda r: r.f1 or 0.0)
+        top_q = max(rows, key=lambda r: (r.qualified or 0.0, r.f1 or 0.0))
+        fastest = max(rows, key=lambda r: r.pages_per_s or 0.0)
+        for r in rows:
+            f1 = _fmt(r.f1, ".3f")
+            out.append(
+                f"| {r.extractor} | {f'**{f1}**' if r is top_f1 else f1} | {_pct(r.qualified)} | "
+                f"{_pct(r.excellent)} | "
+                + (f"{_pct(r.title_accuracy)} ({r.title_n})" if r.title_n else "-")
+                + " | "
+                + (f"{_pct(r.date_accuracy)} ({r.date_n})" if r.date_n else "-")
+                + f" | {_fmt(r.pages_per_s, '.1f')} |"
+            )
+        out.append("")
+        behind = ", ".join(
+            f"{r.extractor} {(r.f1 or 0.0) - (top_f1.f1 or 0.0):+.3f}"
+            for r in rows
+            if r is not top_f1
+        )
+        wins.append(
+            f"- {dataset}: highest F1 {top_f1.extractor} ({_fmt(top_f1.f1, '.3f')}), "
+            f"most qualified {top_q.extractor} ({_pct(top_q.qualified)} %), "
+            f"fastest {fastest.extractor} ({_fmt(fastest.pages_per_s, '.1f')} pages/s); "
+            f"F1 behind the winner: {behind or 'none'}"
+        )
+    if wins:
+        out.append("Who wins where:\n")
+        out.extend(wins)
+    return "\n".join(out)

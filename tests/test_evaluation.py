@@ -472,3 +472,24 @@ def test_docstring_examples():
     import newsspider.evaluation
 
     assert doctest.testmod(newsspider.evaluation).failed == 0
+
+
+def test_format_markdown_marks_the_winner_and_says_who_is_behind(tmp_path):
+    from newsspider.evaluation import format_markdown
+
+    d = _write_dataset(tmp_path)
+    good = evaluate(d, _fake_extract, name="good")
+
+    def worse(raw: bytes, url: str | None):
+        return SimpleNamespace(text="无关", title=None, published=None)
+
+    bad = evaluate(d, worse, name="bad")
+    md = format_markdown([bad, good])
+    lines = md.splitlines()
+    assert lines[0] == "**tiny-zh** (4 pages, 3 with body gold)"
+    good_row = next(line for line in lines if line.startswith("| good |"))
+    bad_row = next(line for line in lines if line.startswith("| bad |"))
+    assert f"**{good.f1:.3f}**" in good_row and "**" not in bad_row
+    summary = next(line for line in lines if line.startswith("- tiny-zh:"))
+    assert f"highest F1 good ({good.f1:.3f})" in summary
+    assert f"bad {bad.f1 - good.f1:+.3f}" in summary

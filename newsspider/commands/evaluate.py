@@ -19,7 +19,7 @@ from typing import ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from newsspider.evaluation import evaluate, format_table
+from newsspider.evaluation import evaluate, format_markdown, format_table
 from newsspider.extraction import MODES, extract_article
 from newsspider.extraction.methods import DEFAULT_METHOD, METHODS, get_method
 
@@ -46,6 +46,11 @@ class Command(ScrapyCommand):
             help=f"extraction method: {', '.join(METHODS)} or all (default: EXTRACTOR setting)",
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.add_argument(
+            "--markdown",
+            action="store_true",
+            help="print markdown tables per dataset and who wins where (README)",
+        )
         parser.add_argument("--cases", action="store_true", help="with --json: per-page rows")
         parser.add_argument("--worst", type=int, default=0, help="list the N worst pages")
 
@@ -81,6 +86,8 @@ class Command(ScrapyCommand):
         if opts.json:
             out = [r.as_dict(cases=opts.cases) for r in reports]
             print(json.dumps(out, ensure_ascii=False, indent=2, default=str))  # noqa: T201
+        elif opts.markdown:
+            print(format_markdown(reports))  # noqa: T201
         else:
             print(format_table(reports))  # noqa: T201
             for r in reports:
