@@ -21,7 +21,7 @@ from scrapy.exceptions import UsageError
 
 from newsspider.evaluation import evaluate, format_markdown, format_table
 from newsspider.extraction import MODES, extract_article
-from newsspider.extraction.methods import DEFAULT_METHOD, METHODS, get_method
+from newsspider.extraction.methods import DEFAULT_METHOD, METHOD_MODES, METHODS, get_method
 
 
 class Command(ScrapyCommand):
@@ -72,9 +72,16 @@ class Command(ScrapyCommand):
                     runs.append((f"blockstats-{mode}", partial(extract_article, mode=mode)))
                 continue
             try:
-                runs.append((name, get_method(name)))
+                fn = get_method(name)
             except ImportError as exc:
                 print(f"skipping {name}: {exc}")  # noqa: T201
+                continue
+            accepted = METHOD_MODES.get(name, ())
+            if len(accepted) > 1:  # a method with modes of its own: one run per mode
+                for mode in (m for m in modes if m in accepted):
+                    runs.append((f"{name}-{mode}", partial(fn, mode=mode)))
+            else:
+                runs.append((name, fn))
         reports = []
         for d in dirs:
             for label, fn in runs:

@@ -25,6 +25,16 @@ METHODS: dict[str, str] = {
 }
 DEFAULT_METHOD = "blockstats"
 
+#: The ``mode=`` values each method accepts (the first is its default).
+#: ``visual+blockstats`` runs block statistics in either mode after VL_PS.
+METHOD_MODES: dict[str, tuple[str, ...]] = {
+    "blockstats": ("best", "paper"),
+    "punctuation": ("paper",),
+    "xpath": ("paper",),
+    "visual": ("paper",),
+    "visual+blockstats": ("paper", "best"),
+}
+
 
 def get_method(name: str) -> Callable[..., Article]:
     """The extraction function registered under ``name``; ValueError for an unknown name."""
