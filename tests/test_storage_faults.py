@@ -454,3 +454,11 @@ def test_backoff_doubles_and_stops_at_the_deadline() -> None:
         now[0] += wait
     assert waits == [0.5, 1, 2, 4, 2.5]
     assert Backoff(0).next_delay() is None
+
+
+def test_one_engine_per_url_and_timeout_with_pre_ping_for_servers(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    assert engine_for(url) is engine_for(url, busy_timeout=30) is engine_for(url, busy_timeout=30.0)
+    assert engine_for(url, busy_timeout=1) is not engine_for(url)
+    pg = engine_for("postgresql+psycopg://u@127.0.0.1:1/x")  # not connected: no I/O here
+    assert pg.pool._pre_ping

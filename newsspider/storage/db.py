@@ -48,9 +48,11 @@ UPDATE_COLUMNS = (
 REQUIRED_COLUMNS = ("url", "site", "source", "content", "raw_text")
 
 
-@functools.cache
 def engine_for(url: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Engine:
     """The process's engine for ``url`` (cached, so every pipeline shares one pool).
+
+    ``engine_for(url)`` and ``engine_for(url, busy_timeout=30)`` are the same engine: the
+    cache is keyed on the URL and the timeout's value, not on how they were passed.
 
     For SQLite the database's folder is created, and each connection gets WAL journaling
     (readers no longer block the writer, so ``scrapy corpus`` can query during a crawl),
@@ -58,6 +60,11 @@ def engine_for(url: str, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Engin
     ``foreign_keys`` (off by default in SQLite). Server databases get ``pool_pre_ping``,
     so connections a server restart killed are replaced when next checked out.
     """
+    return _engine(url, float(busy_timeout))
+
+
+@functools.cache
+def _engine(url: str, busy_timeout: float) -> Engine:
     parsed = make_url(url)
     kwargs: dict[str, Any] = {}
     if parsed.get_backend_name() == "sqlite":
