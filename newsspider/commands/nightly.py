@@ -45,7 +45,12 @@ What one run does, in this order:
    last re-clean.
 7. **Report**: printed, kept in ``nightly_runs.report`` and each site's part in its
    ``crawl_runs.report``, with a WARNING line for each site figure outside its recent
-   range (``newsspider/runreport.py``).
+   range (``newsspider/runreport.py``), and per site what failed on the way: requests
+   that got no page after their retries, by reason (``http_404``, ``timeout``,
+   ``connection_lost``…; ``crawl_runs.fetch_failures``/``fetch_failure_reasons``),
+   downloads retried (``retries``) and write batches that waited for the database
+   (``db_retries``). A crawl closed because the database stayed unavailable
+   (``database_unavailable``) counts as a failed site.
 
 Exit status: 0; 1 when a site failed entirely (the crawl raised, storing failed, or no
 page came back 2xx) or a re-clean failed; 75 when another run holds the lock; 2 on a
