@@ -20,12 +20,11 @@ AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 1.0
 AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
-# Who is asking, so a site's operator can see it and get in touch: name, version, contact.
+# Who is asking, so a site's operator can see it: name, version, purpose. The project has
+# no public address to put here; whoever runs a crawl should add their own contact, e.g.
+#   -s USER_AGENT="newsspider/0.1 (+mailto:you@example.org; Chinese news corpus research crawler)"
 NEWSSPIDER_VERSION = "0.1"
-USER_AGENT = (
-    f"newsspider/{NEWSSPIDER_VERSION} "
-    "(+https://github.com/newsspider/newsspider; Chinese news corpus research crawler)"
-)
+USER_AGENT = f"newsspider/{NEWSSPIDER_VERSION} (Chinese news corpus research crawler)"
 # A news page over 10 MiB is not an article (a video, an archive, a runaway page): the
 # download is cancelled, logged and counted (newsspider/fetch_failed_reason/too_large).
 # Feeds get their own, larger limits (newsspider/spiders/news.py FEED_META).
