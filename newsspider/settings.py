@@ -88,3 +88,8 @@ NIGHTLY_HEALTH_K = 3.0  # health band: median ± k·MAD (newsspider/runreport.py
 RECLEAN_GROWTH = 2.0  # nightly re-cleans a site when its RC grew by this factor; 0 = off
 # Re-cleaning: the first re-clean of a site waits for RC >= RECLEAN_MIN_RC.
 RECLEAN_MIN_RC = 100
+
+# Extraction off the reactor thread (newsspider/pipelines/extract.py, issue 7): CPU methods
+# run in worker processes shared by the process's crawlers; visual methods in a render thread.
+EXTRACTION_WORKERS = "auto"  # processes: "auto" = cores - 1 (at most 4); 0 = in the reactor thread
+EXTRACTION_WORKER_MAX_TASKS = 10000  # pages per worker before a fresh one replaces it; 0 = never

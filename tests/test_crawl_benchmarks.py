@@ -1,0 +1,84 @@
+"""The crawl benchmarks run end to end at a tiny size (no timing is asserted).
+
+``benchmarks/crawl_throughput.py`` and ``benchmarks/crawl_scale.py`` each build a replay
+archive from ../shared/datasets and crawl it in child processes; here with 60 pages, so
+that a broken script is found by the test suite rather than after an hour of benchmark.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from types import ModuleType
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load(name: str) -> ModuleType:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_archive_pages_are_distinct_and_cut_no_character(datasets: Path, tmp_path: Path) -> None:
+    archive = load("crawl_archive")
+    pool = archive.page_pool(datasets)
+    assert len(pool) > 300  # every html file of every dataset
+    gbk = next(p for p in pool if p.dataset == "cx163-zh")
+    a, b = archive.variant(gbk.body, 1), archive.variant(gbk.body, 2)
+    assert a != b and b"[1] " in a
+    assert a.replace(b"[1] ", b"") == gbk.body  # only ASCII inserted, at tag ends
+    a.decode("gb18030")  # still valid
+
+
+def test_throughput_benchmark(datasets: Path, tmp_path: Path) -> None:
+    bench = load("crawl_throughput")
+    out = tmp_path / "throughput.json"
+    report = bench.main(
+        ["--pages", "60", "--per-page", "20", "--work", str(tmp_path), "--json", str(out)]
+    )
+    assert json.loads(out.read_text())["ratio"] == report["ratio"]
+    runs = {r["name"]: r for r in report["runs"]}
+    assert set(runs) == {"bare", "full"}
+    assert runs["bare"]["pages"] == runs["full"]["pages"] == 60
+    assert runs["full"]["stats"]["newsspider/articles_new"] >= 50
+    assert "newsspider/articles_new" not in runs["bare"]["stats"]  # no pipelines
+    for field in ("pages_per_s", "seconds", "cpu_seconds", "peak_rss_mib", "ratio_to_bare"):
+        assert runs["full"][field] is not None
+    with sqlite3.connect(tmp_path / "full.db") as con:
+        stored = con.execute("SELECT count(*) FROM articles").fetchone()[0]
+    assert stored == runs["full"]["stats"]["newsspider/articles_new"]
+    assert "| bare |" in report["markdown"] and "full / bare" in report["markdown"]
+    assert report["machine"]["nproc"] >= 1 and report["archive"]["pages"] == 60
+
+
+def test_scale_benchmark(datasets: Path, tmp_path: Path) -> None:
+    bench = load("crawl_scale")
+    out = tmp_path / "scale.json"
+    report = bench.main(
+        ["--pages", "60", "--sites", "2", "--every", "20", "--per-page", "10",
+         "--work", str(tmp_path), "--json", str(out)]
+    )  # fmt: skip
+    saved = json.loads(out.read_text())
+    assert saved["pages"] == report["pages"] == 60
+    with sqlite3.connect(tmp_path / "scale.db") as con:
+        stored = con.execute("SELECT count(*) FROM articles").fetchone()[0]
+        sites = dict(con.execute("SELECT site, count(*) FROM articles GROUP BY site"))
+    assert stored == report["stored"] >= 50
+    assert set(sites) == {"bench0", "bench1"}
+    points = [c for c in report["checkpoints"] if not c["final"]]
+    assert [c["pages"] for c in points] == [20, 40, 60]
+    for c in report["checkpoints"]:
+        for field in ("seconds", "rss_mib", "peak_rss_mib", "db_mib", "line_rows", "articles"):
+            assert field in c, field
+    assert set(report["line_rows"]) == {"bench0", "bench1"}
+    for field in ("rss_ratio", "rss_flat", "windows", "db_mib", "pages_per_s"):
+        assert field in report
+    assert "line rows bench0" in report["markdown"]
