@@ -614,7 +614,7 @@ def child_main(cfg_path: Path) -> None:
         import pstats
 
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(40)
+        pstats.Stats(profiler, stream=out).sort_stats(cfg.get("profile_sort", "tottime")).print_stats(60)
         profile_path = Path(cfg["result"]).with_suffix(".profile.txt")
         profile_path.write_text(out.getvalue())
         result["profile"] = str(profile_path)

@@ -1,7 +1,8 @@
 """Crawl throughput: the full pipeline against a bare spider, over one replay archive.
 
     python benchmarks/crawl_throughput.py [--pages 5000] [--sites 1] [--concurrency 16]
-        [--repeat 1] [--variant NAME:SETTING=VALUE,...] [--profile] [--json out.json]
+        [--repeat 1] [--variant NAME:SETTING=VALUE,...] [--set SETTING=VALUE]
+        [--profile] [--json out.json]
 
 Builds (or reuses) a WARC replay archive of ``--pages`` article pages made from every saved
 page of ``../shared/datasets`` under distinct URLs (``crawl_archive.py`` says how), then
@@ -13,7 +14,9 @@ crawls it, each crawl in its own child process (a fresh reactor):
   statistics, best mode) and ``CorpusPipeline`` (line-hash cleaning, upsert) into a fresh
   SQLite database;
 * each ``--variant``: ``full`` with some settings changed (e.g. ``inline:EXTRACTION_WORKERS=0``
-  to measure without the extraction process pool).
+  to measure without the extraction worker processes).
+
+``--set SETTING=VALUE`` changes a setting for every crawl, bare and full alike.
 
 Same settings for all (``DOWNLOAD_DELAY=0``, AutoThrottle off, robots.txt obeyed, the given
 concurrency). ``--repeat`` runs the modes alternately that many times and keeps each mode's
@@ -68,8 +71,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         per_page=args.per_page,
         datasets=Path(args.datasets),
     )
-    runs: list[tuple[str, str, dict[str, Any]]] = [("bare", "bare", {}), ("full", "full", {})]
-    runs += [(name, "full", settings) for name, settings in args.variant]
+    common = dict(args.set)
+    runs: list[tuple[str, str, dict[str, Any]]] = [
+        ("bare", "bare", common),
+        ("full", "full", common),
+    ]
+    runs += [(name, "full", {**common, **settings}) for name, settings in args.variant]
     best: dict[str, dict[str, Any]] = {}
     for r in range(args.repeat):
         for name, mode, settings in runs:
@@ -162,6 +169,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=[],
         metavar="NAME:SETTING=VALUE,...",
         help="an extra full crawl with these settings",
+    )
+    parser.add_argument(
+        "--set",
+        type=lambda t: next(iter(_variant(f"all:{t}")[1].items())),
+        action="append",
+        default=[],
+        metavar="SETTING=VALUE",
+        help="a setting for every crawl, bare and full",
     )
     parser.add_argument("--profile", action="store_true", help="run each crawl under cProfile")
     parser.add_argument("--datasets", default=str(DATASETS), help="../shared/datasets")

@@ -13,6 +13,7 @@ import sqlite3
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -82,3 +83,45 @@ def test_scale_benchmark(datasets: Path, tmp_path: Path) -> None:
     for field in ("rss_ratio", "rss_flat", "windows", "db_mib", "pages_per_s"):
         assert field in report
     assert "line rows bench0" in report["markdown"]
+
+
+def test_batched_line_table_decides_like_page_by_page(tmp_path: Path) -> None:
+    """``SqlLineTable.clean_batch`` (the crawl's path since the throughput work) gives the
+    same results, counts, RC and prunings as ``clean``/``apply`` one page at a time."""
+    import random
+
+    from sqlalchemy.orm import Session
+
+    from newsspider.storage import SqlLineTable, create_schema, engine_for
+
+    rng = random.Random(7)
+    boiler = [f"版权所有 {i}" for i in range(6)] + ["关注我们", "责任编辑：某某"]
+    pages: list[tuple[str, bool]] = []
+    for n in range(430):
+        lines = [f"正文第{n}页第{j}行，内容各不相同。" for j in range(rng.randint(0, 6))]
+        lines += rng.sample(boiler, rng.randint(0, 4))
+        if rng.random() < 0.2:
+            lines += lines[:2]  # a line twice on one page (paper mode counts it twice)
+        rng.shuffle(lines)
+        pages.append(("\n".join(lines), rng.random() > 0.15))
+
+    def run(name: str, batched: bool, once: bool, size: int) -> tuple[list, Any]:
+        engine = engine_for(f"sqlite:///{tmp_path / name}.db")
+        create_schema(engine)
+        out: list = []
+        for start in range(0, len(pages), size):
+            chunk = pages[start : start + size]
+            with Session(engine) as s, s.begin():
+                table = SqlLineTable(s, "x", L=5, once_per_page=once, prune_every=30)
+                if batched:
+                    out += table.clean_batch(chunk)
+                else:
+                    out += [table.clean(t) if learn else table.apply(t) for t, learn in chunk]
+        with Session(engine) as s:
+            snap = SqlLineTable(s, "x").snapshot()
+        return out, (snap.LC, snap.RC, snap.pruned_at_RC)
+
+    for once in (True, False):
+        for size in (1, 7, 50, 200):
+            expected = run(f"one-{once}-{size}", False, once, size)
+            assert run(f"batch-{once}-{size}", True, once, size) == expected, (once, size)

@@ -53,7 +53,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from sqlalchemy.orm import Session
 from twisted.internet.defer import DeferredLock
 
-from newsspider.extraction.linehash import DEFAULT_L, page_md5
+from newsspider.extraction.linehash import DEFAULT_L, CleanResult, page_md5
 from newsspider.runreport import DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_FINISH
 from newsspider.storage import (
     CrawlRun,
@@ -61,10 +61,9 @@ from newsspider.storage import (
     create_schema,
     engine_for,
     resolve_database_url,
-    seen_content,
     upsert_articles,
 )
-from newsspider.storage.db import DEFAULT_RETRY_SECONDS, Backoff, is_transient
+from newsspider.storage.db import DEFAULT_RETRY_SECONDS, Backoff, is_transient, seen_contents
 
 __all__ = ["ALL_BOILERPLATE", "DATABASE_UNAVAILABLE", "STORE_ERROR", "CorpusPipeline"]
 
@@ -307,36 +306,21 @@ class CorpusPipeline:
         written = _Written()
         rows = []
         with Session(self.engine) as session, session.begin():
-            tables: dict[str, SqlLineTable] = {}
-            batch_md5s: set[tuple[str, str]] = set()
+            pages = []
             for item in items:
                 adapter = ItemAdapter(item)
-                site = adapter["site"]
                 raw_text = _no_nul(adapter["raw_text"])
-                md5 = page_md5(raw_text)
+                pages.append((adapter, adapter["site"], raw_text, page_md5(raw_text)))
+            results = self._clean_batch(session, pages, written) if self.linehash else {}
+            for k, (adapter, site, raw_text, md5) in enumerate(pages):
                 content = raw_text
-                if self.linehash:
-                    table = tables.get(site) or tables.setdefault(
-                        site,
-                        SqlLineTable(
-                            session,
-                            site,
-                            L=self.L,
-                            once_per_page=self.once_per_page,
-                            prune_every=self.prune_every,
-                        ),
-                    )
-                    duplicate = (site, md5) in batch_md5s or seen_content(session, site, md5)
-                    result = table.apply(raw_text) if duplicate else table.clean(raw_text)
-                    if duplicate:
-                        written.duplicates[site] = written.duplicates.get(site, 0) + 1
+                if k in results:
+                    result = results[k]
                     content = result.text
                     written.removed[site] = written.removed.get(site, 0) + result.dropped
                     if not result.kept and result.dropped:
-                        batch_md5s.add((site, md5))
                         written.all_boilerplate.append((adapter["urladdr"], site, result.dropped))
                         continue
-                batch_md5s.add((site, md5))
                 adapter["content"] = content
                 rows.append(
                     {
@@ -357,6 +341,41 @@ class CorpusPipeline:
                 written.new, written.updated = upsert_articles(session, rows)
         written.rows = len(rows)
         return written
+
+    def _clean_batch(
+        self, session: Session, pages: list[tuple[Any, str, str, str]], written: _Written
+    ) -> dict[int, CleanResult]:
+        """The line table's verdict on each page (by index), site by site, in page order.
+
+        A page is a duplicate, filtered but not counted (§B3 "skip exact duplicate pages"),
+        when its site already stores its text or an earlier page of the batch had it. One
+        query for the stored texts and one :meth:`SqlLineTable.clean_batch` per site and
+        batch, instead of five statements per page (issue 7, crawl throughput).
+        """
+        by_site: dict[str, list[int]] = {}
+        for k, (_, site, _, _) in enumerate(pages):
+            by_site.setdefault(site, []).append(k)
+        results: dict[int, CleanResult] = {}
+        for site, ks in by_site.items():
+            stored = seen_contents(session, site, (pages[k][3] for k in ks))
+            earlier: set[str] = set()
+            batch: list[tuple[str, bool]] = []
+            for k in ks:
+                md5 = pages[k][3]
+                duplicate = md5 in earlier or md5 in stored
+                earlier.add(md5)
+                if duplicate:
+                    written.duplicates[site] = written.duplicates.get(site, 0) + 1
+                batch.append((pages[k][2], not duplicate))
+            table = SqlLineTable(
+                session,
+                site,
+                L=self.L,
+                once_per_page=self.once_per_page,
+                prune_every=self.prune_every,
+            )
+            results.update(zip(ks, table.clean_batch(batch), strict=True))
+        return results
 
     def _count(self, written: _Written) -> None:
         """Stats and log lines of a committed batch (never of an attempt that failed)."""
