@@ -41,6 +41,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Self
@@ -54,6 +55,7 @@ from sqlalchemy.orm import Session
 from twisted.internet.defer import DeferredLock
 
 from newsspider.extraction.linehash import DEFAULT_L, CleanResult, page_md5
+from newsspider.pipelines.extract import await_future
 from newsspider.runreport import DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_FINISH
 from newsspider.storage import (
     CrawlRun,
@@ -129,6 +131,8 @@ class CorpusPipeline:
         self.unavailable = False
         #: set once any batch was given up on: the crawl run ends ``failed``
         self.gave_up = False
+        #: the thread of first write attempts in a crawl (``_attempt_in_thread``)
+        self._writer: ThreadPoolExecutor | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -200,6 +204,9 @@ class CorpusPipeline:
                     await sleep(wait)
             except Exception:
                 logger.exception("could not record the end of crawl run %s", self.run_id)
+            if self._writer is not None:
+                self._writer.shutdown(wait=False)
+                self._writer = None
 
     def _record_end(self, status: str, wait_with: Callable[[float], None]) -> None:
         status = "failed" if self.gave_up else status
@@ -237,10 +244,26 @@ class CorpusPipeline:
             while self.pending and (final or len(self.pending) >= self.batch):
                 items = self.pending[: self.batch]
                 del self.pending[: self.batch]
-                for wait in self._store(items):
+                first = await self._attempt_in_thread(items)
+                for wait in self._store(items, first):
                     await sleep(wait)
         finally:
             self._lock.release()
+
+    async def _attempt_in_thread(self, items: list[Any]) -> _Written | Exception:
+        """The first attempt at a batch, in this pipeline's writer thread.
+
+        SQLite does the FTS indexing and the line table's lookups in C without the GIL, so
+        the reactor goes on fetching and parsing meanwhile (+8% pages/s, issue 7,
+        ``benchmarks/crawl_throughput.py``), and a writer waiting out another's lock no
+        longer stops the crawl. Retries (rare) stay in the reactor thread, in ``_store``.
+        """
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(1, thread_name_prefix="newsspider-db")
+        try:
+            return await await_future(self._writer.submit(self._write_batch, items))
+        except Exception as exc:
+            return exc
 
     def flush(self) -> None:
         """Store every pending item now, in batches, blocking through retries.
@@ -254,16 +277,25 @@ class CorpusPipeline:
             for wait in self._store(items):
                 time.sleep(wait)
 
-    def _store(self, items: list[Any]) -> Iterator[float]:
+    def _store(
+        self, items: list[Any], first: _Written | Exception | None = None
+    ) -> Iterator[float]:
         """Write ``items`` as one transaction; yield each wait before a retry.
 
         The caller does the waiting (``time.sleep`` or a reactor-friendly sleep), so the
-        retry logic exists once. See the module docstring for what is retried.
+        retry logic exists once. See the module docstring for what is retried. ``first``
+        is the outcome of a first attempt already made elsewhere (the writer thread).
         """
         backoff: Backoff | None = None
         while True:
             try:
-                written = self._write_batch(items)
+                if first is None:
+                    written = self._write_batch(items)
+                else:
+                    outcome, first = first, None
+                    if isinstance(outcome, Exception):
+                        raise outcome
+                    written = outcome
             except Exception as exc:
                 if is_transient(exc):
                     if backoff is None:

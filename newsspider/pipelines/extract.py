@@ -386,7 +386,7 @@ _POOL = _SharedPool()
 atexit.register(_POOL.shutdown)
 
 
-async def _result(future: Future[Any]) -> Any:
+async def await_future(future: Future[Any]) -> Any:
     """Await a ``concurrent.futures`` future without blocking the reactor.
 
     With an asyncio loop running (Scrapy's default reactor, or ``asyncio.run`` in tests)
@@ -516,16 +516,16 @@ class ExtractionPipeline:
     async def _run(self, *job: Any) -> Article:
         """Extract where the method belongs (module docstring): pool, thread or inline."""
         if self._thread is not None:
-            return await _result(self._thread.submit(extract_page, *job))
+            return await await_future(self._thread.submit(extract_page, *job))
         if self._pool is None:
             return extract_page(*job)
         try:
-            return await _result(self._pool.submit(*job))
+            return await await_future(self._pool.submit(*job))
         except WorkerDied:
             self.stats.inc_value("newsspider/extraction_worker_died")
             logger.warning("extraction worker died on %s; trying a fresh one", job[2])
         try:
-            return await _result(self._pool.submit(*job))
+            return await await_future(self._pool.submit(*job))
         except WorkerDied as exc:
             raise ExtractionFailed(f"extraction worker died twice: {job[2]}") from exc
 
@@ -592,6 +592,7 @@ __all__ = [
     "WorkerDied",
     "WorkerPool",
     "auto_workers",
+    "await_future",
     "extract_page",
     "parse_workers",
     "trained_xpath_params",
