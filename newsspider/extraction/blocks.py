@@ -501,11 +501,15 @@ def split_blocks(marked: Marked, *, keep_links: bool) -> Blockset:
     link_chars = [0] * len(blocks)
     if keep_links:
         _link_columns(segs, blocks, blocknum, link_chars)
-    codes, parent, element_kinds, with_attrs = _codes(kinds)
+    codes, parent = _codes(kinds)
+    element_kinds = [kind for kind in kinds if kind != END[1]]
     if live is not None:
         codes = [c for c, alive in zip(codes, live, strict=True) if alive]
         kinds = [kind for kind, alive in zip(kinds, live, strict=True) if alive]
-    flagged = [with_attrs[j] for j in marked.noisy if j < len(with_attrs)]
+    flagged: list[int] = []
+    if marked.noisy:
+        with_attrs = [k for k, kind in enumerate(element_kinds) if kind in _ATTR_KINDS]
+        flagged = [with_attrs[j] for j in marked.noisy if j < len(with_attrs)]
     return Blockset(
         blocks,
         blocknum,
@@ -547,31 +551,25 @@ def _without_dead(parts: list[str]) -> tuple[list[str], list[str], list[bool]]:
     return out, kinds, live
 
 
-def _codes(kinds: list[str]) -> tuple[list[int], list[int], list[str], list[int]]:
-    """Separator codes (2k: start of element k, 2k+1: its end; -1: an unmatched end),
-    each element's parent element (-1: none) and kind, and the elements with an
-    attribute span."""
-    end, void, attr_kinds = END[1], VOID[1], _ATTR_KINDS
+def _codes(kinds: list[str]) -> tuple[list[int], list[int]]:
+    """Separator codes (2k: start of element k, 2k+1: its end; -1: an unmatched end)
+    and each element's parent element (-1: none). The hot loop: locals only."""
+    end, void = END[1], VOID[1]
     codes: list[int] = []
     parent: list[int] = []
-    element_kinds: list[str] = []
-    with_attrs: list[int] = []
     stack: list[int] = [-1]
-    add, push, pop = codes.append, stack.append, stack.pop
+    add, push, pop, add_parent = codes.append, stack.append, stack.pop, parent.append
     k = 0
     for kind in kinds:
         if kind == end:
             add(2 * pop() + 1 if len(stack) > 1 else -1)
-            continue
-        parent.append(stack[-1])
-        element_kinds.append(kind)
-        if kind != void:
-            push(k)
-            if kind in attr_kinds:
-                with_attrs.append(k)
-        add(2 * k)
-        k += 1
-    return codes, parent, element_kinds, with_attrs
+        else:
+            add_parent(stack[-1])
+            add(2 * k)
+            if kind != void:
+                push(k)
+            k += 1
+    return codes, parent
 
 
 def _link_columns(
@@ -590,11 +588,19 @@ def _link_columns(
         if in_link:  # every block between the last marker and this one is link text
             for j in range(previous + 1, i):
                 link_chars[j] = blocknum[j]
+        t = text[i]
+        if not in_link and t[0] == LINK_START and t[-1] == LINK_END and t.count(LINK_START) == 1:
+            # the common case, a block that is one whole link (a navigation item)
+            t = t[1:-1].strip()
+            text[i] = t
+            blocknum[i] = link_chars[i] = len(t) - t.count(" ")
+            previous = i
+            continue
         seg = LINK_START + segs[i] if in_link else segs[i]
         in_link = seg.rfind(LINK_START) > seg.rfind(LINK_END)
         # str.replace, not re.sub, for single characters: ~5x faster here
         outside = _OPEN_LINK_SPAN.sub("", seg).replace(LINK_END, "")
-        t = text[i].replace(LINK_START, "").replace(LINK_END, "")
+        t = t.replace(LINK_START, "").replace(LINK_END, "")
         if "  " in t or t[:1] == " " or t[-1:] == " ":  # a marker stood between spaces
             t = " ".join(t.split())
         text[i] = t
