@@ -491,6 +491,7 @@ class Probe:
         point["scheduler_queue"] = queued
         point["dupefilter_fingerprints"] = seen
         point["gc_objects"] = len(gc.get_objects())
+        point["thread_cpu_seconds"] = _thread_cpu()
         database = self.cfg.get("database")
         if database and self.cfg["mode"] == "full":
             point.update(_db_figures(database))
@@ -509,6 +510,25 @@ class Probe:
             self.trace_first = snap
             return [str(s) for s in snap.statistics("lineno")[:8]]
         return [str(s) for s in snap.compare_to(self.trace_first, "lineno")[:8]]
+
+
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds of each live thread of the process, by Python thread name."""
+    import threading
+
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = names.get(int(tid), f"tid-{tid}")
+        name = re.sub(r"_\d+$", "", name)  # pool threads: one entry per pool
+        out[name] = round(out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick, 2)
+    return out
 
 
 def _cpu_seconds() -> float:
@@ -614,7 +634,9 @@ def child_main(cfg_path: Path) -> None:
         import pstats
 
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats(cfg.get("profile_sort", "tottime")).print_stats(60)
+        pstats.Stats(profiler, stream=out).sort_stats(
+            cfg.get("profile_sort", "tottime")
+        ).print_stats(60)
         profile_path = Path(cfg["result"]).with_suffix(".profile.txt")
         profile_path.write_text(out.getvalue())
         result["profile"] = str(profile_path)

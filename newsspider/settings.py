@@ -93,3 +93,6 @@ RECLEAN_MIN_RC = 100
 # run in worker processes shared by the process's crawlers; visual methods in a render thread.
 EXTRACTION_WORKERS = "auto"  # processes: "auto" = cores - 1 (at most 4); 0 = in the reactor thread
 EXTRACTION_WORKER_MAX_TASKS = 10000  # pages per worker before a fresh one replaces it; 0 = never
+# Items of one response processed in parallel: an article page yields one, and Scrapy starts
+# this many tasks per response whatever it yields (100: a quarter of the crawl's CPU; issue 7).
+CONCURRENT_ITEMS = 8

@@ -34,7 +34,7 @@ from newsspider.extraction.linehash import (
     split_lines,
 )
 
-from .db import chunked, dialect_insert
+from .db import chunked, dialect_insert, multirow_chunks
 from .models import LineCount, SiteLineStats
 
 logger = logging.getLogger(__name__)
@@ -169,16 +169,15 @@ class SqlLineTable:
                 wanted.update(md5s)
                 if lines and learn:
                     increments.update(page_counts(md5s, once_per_page=self.once_per_page))
-            if increments:
-                stmt = dialect_insert(self.session, LINE_COUNTS)
+            params = [{"site": self.site, "md5": h, "LC": n} for h, n in sorted(increments.items())]
+            # multi-row statements, not an executemany: see storage.db.upsert_articles
+            for values in multirow_chunks(params):
+                stmt = dialect_insert(self.session, LINE_COUNTS).values(values)
                 stmt = stmt.on_conflict_do_update(
                     index_elements=[LINE_COUNTS.c.site, LINE_COUNTS.c.md5],
                     set_={LINE_COUNTS.c.LC: LINE_COUNTS.c.LC + stmt.excluded.LC},
                 )
-                params = [
-                    {"site": self.site, "md5": h, "LC": increments[h]} for h in sorted(increments)
-                ]
-                self.session.execute(stmt, params)
+                self.session.execute(stmt)
             LC: dict[str, int] = {}
             for chunk in chunked(sorted(wanted)):
                 rows = self.session.execute(
