@@ -145,6 +145,7 @@ def test_scrapyd_deploy_schedule_and_store(scrapyd, tmp_path, datasets):
             ("setting", f"DATABASE_URL={database_url}"),
             ("setting", "NEWS_DB_BATCH=5"),
             ("setting", "DOWNLOAD_DELAY=0"),
+            ("setting", "AUTOTHROTTLE_ENABLED=False"),
         ],
     )
     assert scheduled["status"] == "ok", (scheduled, scrapyd.output())

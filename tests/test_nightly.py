@@ -141,6 +141,7 @@ def nightly_cmd(tmp: Path, archive: Path, database_url: str, sites: str, *extra:
         "-s", f"NIGHTLY_JOBDIR={tmp / 'jobs'}",
         "-s", "NEWS_DB_BATCH=5",
         "-s", "DOWNLOAD_DELAY=0",
+        "-s", "AUTOTHROTTLE_ENABLED=False",
         *extra,
     ]  # fmt: skip
 

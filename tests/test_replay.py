@@ -503,6 +503,7 @@ def test_record_live_crawl_then_replay_it(tmp_path: Path) -> None:
             f"WARC_OUTPUT={archive}",
             f"EXTENSIONS={RECORDER_EXT}",
             "DOWNLOAD_DELAY=0",
+            "AUTOTHROTTLE_ENABLED=False",
             extra=(f"{base}/old",),
         )
     finally:

@@ -437,6 +437,8 @@ def crawl(server: _Server, tmp_path: Path, *args: str) -> Crawl:
         "-s",
         "DOWNLOAD_DELAY=0",
         "-s",
+        "AUTOTHROTTLE_ENABLED=False",
+        "-s",
         "ITEM_PIPELINES={}",
         "-s",
         "TELNETCONSOLE_ENABLED=False",
