@@ -118,13 +118,10 @@ def crawl(site: str, start_url: str, archive: Path, database_url: str, *extra: s
 def database_url(request, tmp_path):
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'corpus.db'}"
-    url = request.getfixturevalue("postgresql_url")
-    # A fresh schema per test: drop what an earlier test stored.
-    from newsspider.storage import Base
+    # A fresh schema per test: drop what an earlier test stored (every table, nightly's too).
+    from tests.localserver import fresh_database
 
-    engine = engine_for(url)
-    Base.metadata.drop_all(engine)
-    return url
+    return fresh_database(request.getfixturevalue("postgresql_url"))
 
 
 @pytest.mark.parametrize("site", sorted(CASES))
