@@ -51,9 +51,10 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -689,3 +690,28 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every crawl benchmark shares: datasets, work folder, JSON report."""
+    parser.add_argument("--datasets", default=str(DATASETS), help="../shared/datasets")
+    parser.add_argument(
+        "--work",
+        default=str(Path(tempfile.gettempdir()) / "newsspider-bench"),
+        help="archives, databases and logs (default: %(default)s)",
+    )
+    parser.add_argument("--json", type=Path, help="also write the report as JSON here")
+
+
+def emit(
+    args: argparse.Namespace,
+    report: dict[str, Any],
+    markdown: Callable[[dict[str, Any]], str],
+) -> dict[str, Any]:
+    """Print the report as markdown (and write it as JSON with ``--json``); return it."""
+    text = markdown(report)
+    report["markdown"] = text
+    print(text)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str))
+    return report

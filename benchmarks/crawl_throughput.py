@@ -30,16 +30,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from crawl_archive import (
-    DATASETS,
+    add_output_arguments,
     build_archive,
     crawl_config,
+    emit,
     machine,
     run_child,
 )
@@ -179,21 +179,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="a setting for every crawl, bare and full",
     )
     parser.add_argument("--profile", action="store_true", help="run each crawl under cProfile")
-    parser.add_argument("--datasets", default=str(DATASETS), help="../shared/datasets")
-    parser.add_argument(
-        "--work",
-        default=str(Path(tempfile.gettempdir()) / "newsspider-bench"),
-        help="archives, databases and logs (default: %(default)s)",
-    )
-    parser.add_argument("--json", type=Path, help="also write the report as JSON here")
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
-    report = run(args)
-    text = markdown(report)
-    report["markdown"] = text
-    print(text)
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str))
-    return report
+    return emit(args, run(args), markdown)
 
 
 if __name__ == "__main__":
