@@ -199,6 +199,19 @@ class Archive:
     def path(self, site: int) -> Path:
         return self.directory / self.files[site]
 
+    def summary(self) -> dict[str, Any]:
+        """The archive's figures as the benchmark reports give them."""
+        return {
+            "pages": self.pages,
+            "sites": self.sites,
+            "per_page": self.per_page,
+            "pool_pages": self.pool_pages,
+            "article_mib": round(self.bytes_raw / 2**20, 1),
+            "disk_mib": round(self.bytes_disk / 2**20, 1),
+            "build_seconds": self.build_seconds,
+            "reused": self.reused,
+        }
+
     def start_url(self, site: int) -> str:
         return list_url(site, 1)
 
@@ -715,3 +728,12 @@ def emit(
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str))
     return report
+
+
+def setting(text: str) -> tuple[str, Any]:
+    """``SETTING=VALUE`` -> (name, value); the value is read as JSON when it parses."""
+    key, _, value = text.partition("=")
+    try:
+        return key.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return key.strip(), value

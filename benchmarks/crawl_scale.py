@@ -26,7 +26,6 @@ first checkpoint to each one, to find a leak.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from crawl_archive import (
     machine,
     pages_per_window,
     run_child,
+    setting,
 )
 
 RSS_TARGET = 1.2  # peak RSS at the end / peak RSS at the first checkpoint
@@ -85,16 +85,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "benchmark": "crawl_scale",
         "machine": machine(),
-        "archive": {
-            "pages": archive.pages,
-            "sites": archive.sites,
-            "per_page": archive.per_page,
-            "pool_pages": archive.pool_pages,
-            "article_mib": round(archive.bytes_raw / 2**20, 1),
-            "disk_mib": round(archive.bytes_disk / 2**20, 1),
-            "build_seconds": archive.build_seconds,
-            "reused": archive.reused,
-        },
+        "archive": archive.summary(),
         "every": every,
         "concurrency": args.concurrency,
         "pages": result["pages"],
@@ -168,14 +159,6 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _setting(text: str) -> tuple[str, Any]:
-    key, _, value = text.partition("=")
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--pages", type=int, default=100_000, help="article pages (100000)")
@@ -184,9 +167,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--per-page", type=int, default=100, help="links per list page")
     parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS")
     parser.add_argument("--tracemalloc", type=int, default=0, metavar="FRAMES")
-    parser.add_argument(
-        "--set", type=_setting, action="append", default=[], metavar="SETTING=VALUE"
-    )
+    parser.add_argument("--set", type=setting, action="append", default=[], metavar="SETTING=VALUE")
     parser.add_argument("--timeout", type=float, default=None, help="seconds for the crawl")
     add_output_arguments(parser)
     args = parser.parse_args(argv)

@@ -28,7 +28,6 @@ seconds of the crawl process and of its children (extraction workers), peak RSS.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from crawl_archive import (
     emit,
     machine,
     run_child,
+    setting,
 )
 
 TARGET = 0.5  # full pipeline pages/s >= 50% of the bare spider's
@@ -52,11 +52,8 @@ def _variant(text: str) -> tuple[str, dict[str, Any]]:
     name, _, rest = text.partition(":")
     settings: dict[str, Any] = {}
     for pair in filter(None, rest.split(",")):
-        key, _, value = pair.partition("=")
-        try:
-            settings[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            settings[key.strip()] = value
+        key, value = setting(pair)
+        settings[key] = value
     if not name or not settings:
         raise argparse.ArgumentTypeError(f"expected NAME:SETTING=VALUE[,...], got {text!r}")
     return name, settings
@@ -104,16 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "benchmark": "crawl_throughput",
         "machine": machine(),
-        "archive": {
-            "pages": archive.pages,
-            "sites": archive.sites,
-            "per_page": archive.per_page,
-            "pool_pages": archive.pool_pages,
-            "article_mib": round(archive.bytes_raw / 2**20, 1),
-            "disk_mib": round(archive.bytes_disk / 2**20, 1),
-            "build_seconds": archive.build_seconds,
-            "reused": archive.reused,
-        },
+        "archive": archive.summary(),
         "concurrency": args.concurrency,
         "repeat": args.repeat,
         "target_ratio": TARGET,
@@ -172,7 +160,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument(
         "--set",
-        type=lambda t: next(iter(_variant(f"all:{t}")[1].items())),
+        type=setting,
         action="append",
         default=[],
         metavar="SETTING=VALUE",
