@@ -35,7 +35,6 @@ import asyncio
 import atexit
 import contextlib
 import functools
-import inspect
 import itertools
 import logging
 import os
@@ -55,14 +54,15 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from newsspider.extraction import MODES, ExtractionError, extract_article
-from newsspider.extraction.methods import DEFAULT_METHOD, get_method
+from newsspider.extraction.methods import DEFAULT_METHOD, METHOD_MODES, get_method
 from newsspider.extraction.model import Article
 from newsspider.sites import SITES
 
 logger = logging.getLogger(__name__)
 
-#: Methods that take ``EXTRACTION_MODE``; the others are paper-only and get no ``mode``.
-MODE_METHODS = frozenset({"blockstats", "visual+blockstats"})
+#: Methods that take ``EXTRACTION_MODE`` (the registry's methods with a choice of mode);
+#: the others are paper-only and get no ``mode``.
+MODE_METHODS = frozenset(name for name, modes in METHOD_MODES.items() if len(modes) > 1)
 #: Methods that render in Chromium: a thread, never the process pool.
 VISUAL_METHODS = frozenset({"visual", "visual+blockstats"})
 #: ``EXTRACTION_WORKERS = "auto"`` never starts more processes than this.
@@ -444,11 +444,8 @@ class ExtractionPipeline:
         self.method = method
         # ValueError for an unknown EXTRACTOR: the crawl fails at start, not per item
         self.extract = _function(method)
-        accepts_mode = "mode" in inspect.signature(self.extract).parameters
         #: Keyword arguments of every call: ``mode`` only where the method has a choice.
-        self.params: dict[str, Any] = (
-            {"mode": mode} if method in MODE_METHODS and accepts_mode else {}
-        )
+        self.params: dict[str, Any] = {"mode": mode} if method in MODE_METHODS else {}
         if mode != "paper" and not self.params:
             logger.info("EXTRACTOR %s runs in paper mode only; EXTRACTION_MODE=%s", method, mode)
         self.visual = method in VISUAL_METHODS
