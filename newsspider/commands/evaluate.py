@@ -20,7 +20,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from newsspider.evaluation import evaluate, format_markdown, format_table
-from newsspider.extraction import MODES, extract_article
+from newsspider.extraction import MODES
 from newsspider.extraction.methods import DEFAULT_METHOD, METHOD_MODES, METHODS, get_method
 
 
@@ -67,17 +67,13 @@ class Command(ScrapyCommand):
             raise UsageError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
         runs: list[tuple[str, Callable]] = []
         for name in METHODS if method == "all" else (method,):
-            if name == "blockstats":
-                for mode in modes:
-                    runs.append((f"blockstats-{mode}", partial(extract_article, mode=mode)))
-                continue
             try:
                 fn = get_method(name)
             except ImportError as exc:
                 print(f"skipping {name}: {exc}")  # noqa: T201
                 continue
             accepted = METHOD_MODES.get(name, ())
-            if len(accepted) > 1:  # a method with modes of its own: one run per mode
+            if len(accepted) > 1:  # blockstats, visual+blockstats: one run per mode
                 for mode in (m for m in modes if m in accepted):
                     runs.append((f"{name}-{mode}", partial(fn, mode=mode)))
             else:
