@@ -179,7 +179,6 @@ class Blockset:
     #: indices of the elements the noise rule flagged (best mode)
     flagged: list[int] = field(default_factory=list)
     _source: Marked | None = None
-    _elements: list[etree._Element] | None = None
 
     def __len__(self) -> int:
         return len(self.text)
@@ -187,9 +186,7 @@ class Blockset:
     @property
     def elements(self) -> list[etree._Element]:
         """The type II elements in document order (index k = element k)."""
-        if self._elements is None:
-            self._elements = self._source.resolve_elements() if self._source else []
-        return self._elements
+        return self._source.resolve_elements() if self._source else []
 
     @property
     def element(self) -> list[int]:
@@ -319,16 +316,27 @@ _HEADING_ATTR_KINDS = "ghijkl"
 #: Table cells and list items: their own kind (``C``, ``c`` with an attribute span),
 #: so the best mode can tell them without the lxml elements.
 CELL_TAGS = frozenset({"td", "th", "li", "dd", "dt"})
-CELL_KINDS = frozenset("Cc")
+_CELL_KIND, _CELL_ATTR_KIND = "C", "c"
+CELL_KINDS = frozenset((_CELL_KIND, _CELL_ATTR_KIND))
 _KIND_LEVEL = {
     kind: n + 1 for kinds in (_HEADING_KINDS, _HEADING_ATTR_KINDS) for n, kind in enumerate(kinds)
 }
-_ATTR_KINDS = frozenset(START_ATTRS[1] + _HEADING_ATTR_KINDS + "c")
+_ATTR_KINDS = frozenset(START_ATTRS[1] + _HEADING_ATTR_KINDS + _CELL_ATTR_KIND)
 #: An attribute span (``id`` and ``class`` values) follows START_ATTRS in the marked text.
 ATTRS_OPEN, ATTRS_CLOSE = "\ue012", "\ue013"
 #: The token the attribute span of an element that is noise by its tag holds.
 _TAG_NOISE = "\ue014"
 _ATTR_SPAN = re.compile(f"{ATTRS_OPEN}([^{ATTRS_CLOSE}]*){ATTRS_CLOSE}")
+
+
+def _start_kinds(tag: str) -> tuple[str, str]:
+    """The kind letters of a start tag of ``tag``: without and with an attribute span."""
+    level = _HEADING_TAGS.get(tag)
+    if level:
+        return _HEADING_KINDS[level - 1], _HEADING_ATTR_KINDS[level - 1]
+    if tag in CELL_TAGS:
+        return _CELL_KIND, _CELL_ATTR_KIND
+    return START[1], START_ATTRS[1]
 
 
 @functools.lru_cache(maxsize=16)
@@ -376,18 +384,12 @@ def _stylesheet(
         rules.append(f'<xsl:template match="{"|".join(type_i)}"/>')
     tags = [t for t in type_ii if t not in VOID_TYPE_II]
     noisy = [t for t in tags if noise_tags is not None and t in noise_tags]
-    headings = [t for t in tags if t in _HEADING_TAGS and t not in noisy]
-    cells = [t for t in tags if t in CELL_TAGS and t not in noisy]
-    plain = [t for t in tags if t not in noisy and t not in headings and t not in cells]
-    if plain:
-        rules.append(template(plain, start(START[1], START_ATTRS[1])))
-    if cells:
-        rules.append(template(cells, start("C", "c")))
-    for tag in headings:
-        level = _HEADING_TAGS[tag]
-        rules.append(
-            template([tag], start(_HEADING_KINDS[level - 1], _HEADING_ATTR_KINDS[level - 1]))
-        )
+    by_kinds: dict[tuple[str, str], list[str]] = {}
+    for tag in tags:
+        if tag not in noisy:
+            by_kinds.setdefault(_start_kinds(tag), []).append(tag)
+    for (plain, with_attrs), group in by_kinds.items():
+        rules.append(template(group, start(plain, with_attrs)))
     if noisy:
         tag_span = f"{span_open}&#x{ord(_TAG_NOISE):X};{span_close}"
         rules.append(template(noisy, sep(START_ATTRS[1]) + tag_span))
@@ -449,27 +451,24 @@ def _mark_by_walk(
     noise: NoiseRule | None,
 ) -> Marked:
     """:func:`mark_blocks` as a Python walk, for trees deeper than libxslt recurses."""
-    etree.strip_elements(root, etree.Comment, etree.ProcessingInstruction, *type_i, with_tail=False)
-    elements = list(root.iter(*type_ii))
-    noisy: list[int] = []
-    for el in elements:
+    marked = Marked("", root, type_i, type_ii, [])
+    noisy = marked.noisy
+    for el in marked.resolve_elements():
         if el.tag in VOID_TYPE_II:
             el.text = VOID + (el.text or "")
             continue
-        level = _HEADING_TAGS.get(el.tag)
-        cell = el.tag in CELL_TAGS
-        head = SEPARATOR + (_HEADING_KINDS[level - 1] if level else "C" if cell else START[1])
+        plain, with_attrs = _start_kinds(el.tag)
+        head = SEPARATOR + plain
         if noise is not None and noise(el):
-            kind = _HEADING_ATTR_KINDS[level - 1] if level else "c" if cell else START_ATTRS[1]
-            head = f"{SEPARATOR}{kind}{ATTRS_OPEN}{_TAG_NOISE}{ATTRS_CLOSE}"
+            head = f"{SEPARATOR}{with_attrs}{ATTRS_OPEN}{_TAG_NOISE}{ATTRS_CLOSE}"
             noisy.append(len(noisy))
         el.text = head + (el.text or "")
         el.tail = END + (el.tail or "")
     for el in root.iter("a"):
         el.text = LINK_START + (el.text or "")
         el.tail = LINK_END + (el.tail or "")
-    text = etree.tostring(root, method="text", encoding="unicode", with_tail=False)
-    return Marked(text, root, type_i, type_ii, noisy, elements)
+    marked.text = etree.tostring(root, method="text", encoding="unicode", with_tail=False)
+    return marked
 
 
 def split_blocks(marked: Marked, *, keep_links: bool) -> Blockset:
@@ -523,7 +522,6 @@ def split_blocks(marked: Marked, *, keep_links: bool) -> Blockset:
         element_kinds,
         flagged,
         marked,
-        marked.elements,
     )
 
 
