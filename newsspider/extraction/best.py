@@ -121,11 +121,6 @@ NOISE = NoiseRule(
 _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
 
 
-def is_noise_container(el: etree._Element) -> bool:
-    """``noise_containers``: navigation by its tag or by a whole class/id token."""
-    return NOISE(el)
-
-
 def blank_noise_containers(blockset: Blockset, flagged: list[int]) -> int:
     """``noise_containers``: empty the blocks of flagged elements; return how many were blanked.
 
