@@ -372,13 +372,10 @@ def text_time(
     from .article import paper_time_blocks
 
     text = blockset.text
+    under_headline = []
     if headline is not None:
-        after = [i for i in range(headline + 1, len(text)) if text[i]][:HEADLINE_WINDOW]
-        for i in after:
-            found = find_date(text[i], tz)
-            if found is not None:
-                return found
-    for i in paper_time_blocks(blockset, stats, nonempty=True):
+        under_headline = [i for i in range(headline + 1, len(text)) if text[i]][:HEADLINE_WINDOW]
+    for i in under_headline + paper_time_blocks(blockset, stats, nonempty=True):
         found = find_date(text[i], tz)
         if found is not None:
             return found
