@@ -2,11 +2,12 @@
 
 Same semantics as the pure :class:`newsspider.extraction.linehash.LineTable`, but ``LC`` and
 ``RC`` live in ``line_counts`` and ``site_line_stats`` so they survive runs and are shared by
-processes. Per page the cost is a fixed handful of statements, whatever its length: read
-``RC``, one upsert ``LC = LC + n`` (an executemany), one ``SELECT ... IN`` for the resulting
-counts, one ``UPDATE`` of ``RC``. :meth:`SqlLineTable.clean_batch` does a whole batch of
-pages with that handful (plus a pruning when one falls due): the crawl's path, 0.34 instead
-of 0.92 ms a page (benchmarks/crawl_throughput.py). The keep-or-drop decision is made only
+processes. :meth:`SqlLineTable.clean_batch` handles a batch of pages with a fixed handful of
+statements, whatever their length: read ``RC``, a multi-row upsert ``LC = LC + n``, one
+``SELECT ... IN`` for the resulting counts, one ``UPDATE`` of ``RC`` (plus a pruning when one
+falls due): the crawl's path, 0.34 instead of 0.92 ms a page (benchmarks/crawl_throughput.py).
+:meth:`~SqlLineTable.clean` and :meth:`~SqlLineTable.apply` are a batch of one page.
+The keep-or-drop decision is made only
 by the pure functions of ``linehash`` (:func:`decide_page`, :func:`keep_line`,
 :func:`should_prune`'s threshold), never re-implemented here.
 
@@ -95,44 +96,11 @@ class SqlLineTable:
         """Denoise one page and learn from it (§B3 steps 1-3, and 4 when due).
 
         As in ``LineTable.clean``, a page without any non-empty line is returned untouched
-        and not counted.
+        and not counted. The statements are :meth:`clean_batch`'s for a batch of one.
         """
-        lines = split_lines(text)
-        if not lines:
+        if not split_lines(text):
             return CleanResult("", 0, 0, [])
-        md5s = [line_md5(s) for s in lines]
-        counts = page_counts(md5s, once_per_page=self.once_per_page)
-        RC, pruned_at_RC = self._stats()
-
-        # Step 2, batched: LC += n for every line of the page. Sorted so that concurrent
-        # writers lock rows in one order (no deadlock on PostgreSQL).
-        stmt = dialect_insert(self.session, LINE_COUNTS)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[LINE_COUNTS.c.site, LINE_COUNTS.c.md5],
-            set_={LINE_COUNTS.c.LC: LINE_COUNTS.c.LC + stmt.excluded.LC},
-        )
-        params = [{"site": self.site, "md5": h, "LC": counts[h]} for h in sorted(counts)]
-        self.session.execute(stmt, params)
-
-        LC_after: dict[str, int] = {}
-        for chunk in chunked(list(counts)):
-            rows = self.session.execute(
-                select(LINE_COUNTS.c.md5, LINE_COUNTS.c.LC).where(
-                    LINE_COUNTS.c.site == self.site, LINE_COUNTS.c.md5.in_(chunk)
-                )
-            )
-            LC_after.update({r.md5: int(r.LC) for r in rows})
-        result = decide_page(lines, md5s, LC_after, RC, self.L, once_per_page=self.once_per_page)
-
-        # Step 3: RC += 1 after the page, in SQL so concurrent writers do not lose counts.
-        self.session.execute(
-            update(SITE_LINE_STATS)
-            .where(SITE_LINE_STATS.c.site == self.site)
-            .values({SITE_LINE_STATS.c.RC: SITE_LINE_STATS.c.RC + 1})
-        )
-        if prune_due(RC + 1, pruned_at_RC, self.prune_every):
-            self.prune()
-        return result
+        return self.clean_batch([(text, True)])[0]
 
     def clean_batch(self, pages: Sequence[tuple[str, bool]]) -> list[CleanResult]:
         """Each ``(text, learn)`` in order, exactly as ``clean(text)`` (``learn``) or
@@ -219,20 +187,9 @@ class SqlLineTable:
         already stored would otherwise count its lines twice, and mirrors of
         one article would erase each other.
         """
-        lines = split_lines(text)
-        if not lines:
+        if not split_lines(text):
             return CleanResult("", 0, 0, [])
-        md5s = [line_md5(s) for s in lines]
-        RC = self._stats()[0]
-        LC_now: dict[str, int] = dict.fromkeys(md5s, 0)
-        for chunk in chunked(list(LC_now)):
-            rows = self.session.execute(
-                select(LINE_COUNTS.c.md5, LINE_COUNTS.c.LC).where(
-                    LINE_COUNTS.c.site == self.site, LINE_COUNTS.c.md5.in_(chunk)
-                )
-            )
-            LC_now.update({r.md5: int(r.LC) for r in rows})
-        return decide_page(lines, md5s, LC_now, RC, self.L, once_per_page=True)
+        return self.clean_batch([(text, False)])[0]
 
     def prune(self) -> int:
         """§B3 step 4: delete this site's records with ``LC <= RC / 100``; return how many."""
