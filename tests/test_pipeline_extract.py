@@ -161,10 +161,13 @@ def test_trained_thresholds_are_loaded_once(database_url: str) -> None:
     }
 
 
-def test_xpath_uses_the_site_thresholds_and_defaults_elsewhere(database_url: str) -> None:
+@pytest.mark.parametrize("workers", [0, 1], ids=["in-process", "worker-process"])
+def test_xpath_uses_the_site_thresholds_and_defaults_elsewhere(
+    database_url: str, workers: int
+) -> None:
     # Thresholds of 0 make the first cluster (the link bar) the body: visibly the trained ones.
     train(database_url, "netease", Thresholds(0.0, 0.0, 1))
-    pipe = ExtractionPipeline("best", Stats(), "xpath", database_url=database_url)
+    pipe = ExtractionPipeline("best", Stats(), "xpath", workers=workers, database_url=database_url)
     pipe.open_spider()
     try:
         trained, untrained = run(pipe, item(TITLED, "netease", 1), item(TITLED, "sina", 2))
@@ -172,18 +175,6 @@ def test_xpath_uses_the_site_thresholds_and_defaults_elsewhere(database_url: str
         pipe.close_spider()
     assert trained.raw_text.split("\n") == NAV
     assert untrained.raw_text.split("\n") == BODY  # the page's own thresholds (the default)
-
-
-def test_thresholds_reach_the_worker_processes(database_url: str) -> None:
-    train(database_url, "netease", Thresholds(0.0, 0.0, 1))
-    pipe = ExtractionPipeline("best", Stats(), "xpath", workers=1, database_url=database_url)
-    pipe.open_spider()
-    try:
-        trained, untrained = run(pipe, item(TITLED, "netease", 1), item(TITLED, "sina", 2))
-    finally:
-        pipe.close_spider()
-    assert trained.raw_text.split("\n") == NAV
-    assert untrained.raw_text.split("\n") == BODY
 
 
 def test_unreadable_database_means_defaults(tmp_path: Path, caplog) -> None:
