@@ -50,6 +50,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "duplicate_blocks": lambda: patched(best, MIN_DUPLICATE_CHARS=10**9),
     "title_line": lambda: patched(best, drop_title_line=lambda blockset, body, title: body),
     "edge_lines": lambda: patched(best, trim_edge_lines=lambda blockset, body, tz: body),
+    "comment_sections": lambda: patched(best, COMMENT_SECTIONS=False),
 }
 
 

@@ -557,6 +557,26 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
+def pooled_accuracy(reports: list[DatasetReport]) -> dict[str, tuple[int, int, int, int]]:
+    """Title and date accuracy pooled over every page of every dataset with that gold.
+
+    Per extractor that ran on more than one dataset with title or date gold:
+    (titles right, pages with title gold, dates right, pages with date gold).
+    """
+    counts: dict[str, list[int]] = {}
+    datasets: dict[str, int] = {}
+    for r in reports:
+        if not (r.title_n or r.date_n):
+            continue
+        c = counts.setdefault(r.extractor, [0, 0, 0, 0])
+        datasets[r.extractor] = datasets.get(r.extractor, 0) + 1
+        c[0] += round((r.title_accuracy or 0.0) * r.title_n)
+        c[1] += r.title_n
+        c[2] += round((r.date_accuracy or 0.0) * r.date_n)
+        c[3] += r.date_n
+    return {name: tuple(c) for name, c in counts.items() if datasets[name] > 1}  # type: ignore[misc]
+
+
 def format_table(reports: list[DatasetReport]) -> str:
     """A plain-text table, one row per report.
 
@@ -598,6 +618,18 @@ def format_table(reports: list[DatasetReport]) -> str:
                 f"{_pct(r.date_accuracy)} ({r.date_n})" if r.date_n else "-",
                 _fmt(r.pages_per_s, ".1f"),
                 str(len(r.errors)),
+            )
+        )
+    for extractor, (title_ok, title_n, date_ok, date_n) in pooled_accuracy(reports).items():
+        rows.append(
+            (
+                "(all datasets)",
+                extractor,
+                *("",) * 8,
+                f"{_pct(title_ok / title_n)} ({title_n})" if title_n else "-",
+                f"{_pct(date_ok / date_n)} ({date_n})" if date_n else "-",
+                "",
+                "",
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -666,4 +698,11 @@ def format_markdown(reports: list[DatasetReport]) -> str:
     if wins:
         out.append("Who wins where:\n")
         out.extend(wins)
+    pooled = pooled_accuracy(reports)
+    if pooled:
+        out.append("\nTitle and date accuracy pooled over every page with that gold:\n")
+        for extractor, (title_ok, title_n, date_ok, date_n) in pooled.items():
+            title = f"{_pct(title_ok / title_n)} % of {title_n}" if title_n else "-"
+            date = f"{_pct(date_ok / date_n)} % of {date_n}" if date_n else "-"
+            out.append(f"- {extractor}: titles {title}, dates {date}")
     return "\n".join(out)

@@ -16,6 +16,7 @@ from newsspider.extraction.dates import (
     MIN_YEAR,
     date_from_url,
     find_date,
+    issue_date,
     parse_datetime,
 )
 
@@ -27,6 +28,36 @@ CX163 = SHARED / "datasets" / "cx163-zh"
 
 def sh(*args: int) -> datetime:
     return datetime(*args, tzinfo=SHANGHAI)
+
+
+# --- issue_date: a reprint's monthly issue (our addition) --------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("——《北京之春》1998年3月号", sh(1998, 3, 1)),
+        ("原载《读书》2003年5月", sh(2003, 5, 1)),
+        ("《中国青年》，二〇〇三年十二月号", sh(2003, 12, 1)),
+        ("正文。\n——《北京之春》1996年3月号\n", sh(1996, 3, 1)),
+    ],
+)
+def test_issue_date(text: str, expected: datetime) -> None:
+    assert issue_date(text, SHANGHAI) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1998年3月号",  # no publication named
+        "《北京之春》1998年3月5日",  # a full date: find_date's, not an issue
+        "《北京之春》1998年第3期",  # an issue number, not a month
+        "《北京之春》1998年13月号",  # no such month
+        "《北京之春》1850年3月号",  # before MIN_YEAR
+    ],
+)
+def test_issue_date_rejects(text: str) -> None:
+    assert issue_date(text, SHANGHAI) is None
 
 
 # --- find_date: the paper's pattern with digits and Chinese numerals ---------

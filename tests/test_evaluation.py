@@ -493,3 +493,19 @@ def test_format_markdown_marks_the_winner_and_says_who_is_behind(tmp_path):
     summary = next(line for line in lines if line.startswith("- tiny-zh:"))
     assert f"highest F1 good ({good.f1:.3f})" in summary
     assert f"bad {bad.f1 - good.f1:+.3f}" in summary
+
+
+def test_pooled_accuracy_sums_the_pages_of_every_dataset():
+    from newsspider.evaluation import pooled_accuracy
+
+    reports = [
+        DatasetReport("a", "x", title_accuracy=1.0, title_n=54, date_accuracy=1.0, date_n=54),
+        DatasetReport("b", "x", date_accuracy=33 / 37, date_n=37),
+        DatasetReport("c", "x"),  # no title or date gold: not counted
+        DatasetReport("a", "alone", date_accuracy=0.5, date_n=2),  # one dataset: no pooled row
+    ]
+    assert pooled_accuracy(reports) == {"x": (54, 54, 87, 91)}
+    table = format_table(reports)
+    pooled_row = table.splitlines()[-1]
+    assert pooled_row.startswith("(all datasets)") and "95.6 (91)" in pooled_row
+    assert "100.0 (54)" in pooled_row

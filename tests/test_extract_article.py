@@ -191,3 +191,56 @@ def test_time_under_the_headline_beats_a_date_in_the_first_paragraph():
     art = extract_article(page(before=before, title="明星挨打事件回顾_千龙网"))
     assert art.title == "明星挨打事件回顾"
     assert art.published == datetime(2005, 4, 27, 14, 32, tzinfo=SHANGHAI)
+
+
+def test_a_long_comment_thread_under_a_short_post_is_not_the_body():
+    """``comment_sections``: a reader-comment section is noise even when it holds most of
+    the page's text; the post, its headline and its own time are what comes out."""
+    post = (
+        "<h2>很高兴入住博客堂</h2>"
+        "<p>承蒙邀请，很高兴入住博客堂。作为技术社区，这里是写技术文章的好地方，"
+        "我的文章将集中在两个方面，希望以后和各位多多交流。</p>"
+        "<div>发表于 2004年12月27日 12:40</div>"
+    )
+    comments = "".join(
+        f"<div><h3># re: 很高兴入住博客堂</h3><div>2004-12-28 09:{k:02d}</div>"
+        f"<div>读者{k}</div><div>欢迎欢迎，拜读过您翻译的那本书，很不错。{PARAGRAPH}</div></div>"
+        for k in range(8)
+    )
+    html = (
+        "<html><head><title>很高兴入住博客堂 - 博客</title></head><body>"
+        f"<div id='main'>{post}<div id='comments'>{comments}</div></div></body></html>"
+    )
+    art = extract_article(html)
+    assert art.title == "很高兴入住博客堂"
+    assert art.text.startswith("承蒙邀请")
+    assert "欢迎欢迎" not in art.text
+    assert art.published == datetime(2004, 12, 27, 12, 40, tzinfo=SHANGHAI)
+
+
+def test_an_opinion_column_marked_up_as_comment_is_kept():
+    """``comment_sections``: an element named "comment" without time stamps in it (an opinion
+    column, 评论) holding most of the page is the article, not a thread."""
+    paragraphs = "".join(f"<p>{PARAGRAPH}{k}</p>" for k in range(6))
+    html = (
+        "<html><body><div class='nav'><a href='/'>首页</a> <a href='/n'>评论</a></div>"
+        f"<div class='comment'><h1>评论：改革要加快</h1>{paragraphs}</div>"
+        "<div>版权所有 © 网易公司</div></body></html>"
+    )
+    art = extract_article(html)
+    assert art.title == "评论：改革要加快"
+    assert art.text.count("\n") == 5 and art.text.startswith(PARAGRAPH)
+
+
+def test_a_reprint_dated_only_by_its_monthly_issue():
+    """``issue_dates``: with no other date, the source line's issue gives the month."""
+    after = "<p>——《北京之春》1998年3月号</p>"
+    art = extract_article(page(after=after))
+    assert art.published == datetime(1998, 3, 1, tzinfo=SHANGHAI)
+    assert art.published_source == "text:issue"
+    # a full date anywhere wins over the issue month
+    art = extract_article(page(before="<div>2015-01-02 12:34</div>", after=after))
+    assert art.published == datetime(2015, 1, 2, 12, 34, tzinfo=SHANGHAI)
+    assert art.published_source == "text"
+    # the paper mode has no such rule
+    assert extract_article(page(after=after), mode="paper").published is None

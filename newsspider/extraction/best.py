@@ -77,7 +77,7 @@ from lxml import etree
 
 from .blocks import CELL_KINDS, TYPE_I, TYPE_II, Blockset, NoiseRule, mark_blocks, split_blocks
 from .blockstats import BlockStatistics, block_statistics
-from .dates import date_from_url, find_date
+from .dates import DATE_PATTERN, date_from_url, find_date, issue_date
 from .metadata import page_metadata
 from .model import Article
 
@@ -104,17 +104,30 @@ INNER_LINES = True
 INNER_MAX = 40
 #: ``container``: share of a larger region's text that must be prose.
 PROSE_SHARE = 0.9
+#: ``issue_dates``: on (the ablation switches it off).
+ISSUE_DATES = True
+#: ``comment_sections``: on (the ablation switches it off).
+COMMENT_SECTIONS = True
 #: ``noise_containers``: never delete an element holding this share of the text.
 NOISE_MAX_SHARE = 0.5
+
+#: ``comment_sections``: class/id tokens of a reader-comment section. Such a
+#: section is noise even when it holds most of the page's text (a short post
+#: under a long thread), when its entries carry their own times: at least
+#: ``COMMENT_MIN_TIMES`` date-and-time stamps. Without them it may be an
+#: opinion column (评论) marked up as "comment", and the share rule applies.
+COMMENT_TOKENS = frozenset("comment comments comment-list commentlist".split())
+COMMENT_MIN_TIMES = 3
 
 #: ``noise_containers``: navigation by tag, or by a whole class/id token.
 NOISE = NoiseRule(
     tags=frozenset({"nav", "footer", "aside"}),
     tokens=frozenset(
-        "footer foot copyright comment comments comment-list sidebar nav navbar menu "
+        "footer foot copyright sidebar nav navbar menu "
         "breadcrumb breadcrumbs related recommend share sharing social advert ad ads banner "
         "login subscribe newsletter popup cookie".split()
-    ),
+    )
+    | COMMENT_TOKENS,
 )
 
 #: ``container``: punctuation that marks a sentence (Chinese and Latin).
@@ -137,13 +150,30 @@ def blank_noise_containers(blockset: Blockset, flagged: list[int]) -> int:
         region = blockset.block_range(k)
         if region is None or not region or not text[region.start : region.stop]:
             continue
-        if sum(blocknum[region.start : region.stop]) > NOISE_MAX_SHARE * total:
+        if sum(blocknum[region.start : region.stop]) > NOISE_MAX_SHARE * total and not (
+            COMMENT_SECTIONS and is_comment_thread(blockset, k, region)
+        ):
             continue
         for i in region:
             if text[i]:
                 text[i], blocknum[i], link_chars[i] = "", 0, 0
                 blanked += 1
     return blanked
+
+
+def is_comment_thread(blockset: Blockset, k: int, region: range) -> bool:
+    """``comment_sections``: whether element k is named a comment section (a whole
+    class/id token) and holds ``COMMENT_MIN_TIMES`` stamps with a time of day."""
+    el = blockset.elements[k]
+    names = f"{el.get('id') or ''} {el.get('class') or ''}".lower().split()
+    if COMMENT_TOKENS.isdisjoint(names):
+        return False
+    stamps = 0
+    for m in DATE_PATTERN.finditer("\n".join(blockset.text[region.start : region.stop])):
+        stamps += m["hour"] is not None
+        if stamps >= COMMENT_MIN_TIMES:
+            return True
+    return False
 
 
 def textnums(blockset: Blockset) -> list[int]:
@@ -397,7 +427,11 @@ def best_published(
     to a time found in the text on the same day.
     """
     headline = headline_block(blockset, title, stats.block_i) if TIME_AFTER_HEADLINE else None
-    return combine_published(text_time(blockset, stats, tz, headline), meta, url, tz)
+    published, source = combine_published(text_time(blockset, stats, tz, headline), meta, url, tz)
+    if published is None and ISSUE_DATES:
+        published = issue_date("\n".join(t for t in blockset.text if t), tz)
+        source = "text:issue" if published is not None else None
+    return published, source
 
 
 def combine_published(

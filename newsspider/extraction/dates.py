@@ -28,10 +28,12 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "DATE_PATTERN",
+    "ISSUE_PATTERN",
     "MAX_YEAR",
     "MIN_YEAR",
     "date_from_url",
     "find_date",
+    "issue_date",
     "parse_datetime",
 ]
 
@@ -71,6 +73,14 @@ DATE_PATTERN = re.compile(
     rf"|(?P<cyear>{_YEAR})\s?年\s?(?P<cmonth>{_FIELD})\s?月\s?(?P<cday>{_FIELD})"
     rf"(?:\s?日|(?!\d)))"
     rf"(?:{_TIME})?"
+)
+
+#: A reprint's source line, a publication and its monthly issue:
+#: ``——《北京之春》1998年3月号``, ``原载《读书》2003年5月``. Only the month is
+#: known; a day after it makes it a full date, which DATE_PATTERN reads.
+ISSUE_PATTERN = re.compile(
+    rf"《[^《》\n]{{1,30}}》\s?[,，]?\s?(?P<cyear>{_YEAR})\s?年\s?(?P<cmonth>{_FIELD})\s?月"
+    rf"(?!\s?{_FIELD}\s?日)"
 )
 
 _EPOCH = re.compile(r"\d{10}(?:\d{3})?")
@@ -190,6 +200,25 @@ def find_date(text: str, tz: tzinfo) -> datetime | None:
             if found is not None:
                 return found
         pos = s.start() + 1
+    return None
+
+
+def issue_date(text: str, tz: tzinfo) -> datetime | None:
+    """The month of the first issue citation in ``text`` (:data:`ISSUE_PATTERN`), or None.
+
+    Our addition to §A3, for reprints whose only date is their source's
+    monthly issue. The result is midnight on the first of that month in
+    ``tz``: it is precise to the month only, and the caller says so
+    (``published_source`` ``"text:issue"``).
+    """
+    for m in ISSUE_PATTERN.finditer(text):
+        try:
+            year, month = _number(m["cyear"]), _number(m["cmonth"])
+        except (KeyError, ValueError):
+            continue
+        found = _build(year, month, 1, tz)
+        if found is not None:
+            return found
     return None
 
 
