@@ -94,6 +94,21 @@ def test_gbk_bytes_declared_utf8(no_chardet: None, caplog: pytest.LogCaptureFixt
     assert "overruled" in caplog.text
 
 
+def test_overruled_declaration_names_what_the_page_declared(no_chardet: None) -> None:
+    from newsspider.extraction.encoding import overruled_declaration
+
+    gbk = page(NEWS + GBK_ONLY, '<meta charset="utf-8">').encode("gbk")
+    assert overruled_declaration(gbk, None, decode_html(gbk)[1]) == "utf-8"
+    # the header is the stronger declaration
+    assert overruled_declaration(gbk, "text/html; charset=big5", "gb18030") == "big5"
+    # a declaration that held, none at all, and a byte-order mark: nothing overruled
+    right = page(NEWS, meta("gb2312")).encode("gb18030")
+    assert overruled_declaration(right, None, decode_html(right)[1]) is None
+    assert overruled_declaration(page(NEWS).encode("gbk"), None, "gb18030") is None
+    bom = codecs.BOM_UTF8 + page(NEWS, meta("gbk")).encode()
+    assert overruled_declaration(bom, None, decode_html(bom)[1]) is None
+
+
 def test_gbk_bytes_undeclared(no_chardet: None) -> None:
     html = page(NEWS + GBK_ONLY)
     assert decode_html(html.encode("gbk")) == (html, "gb18030")

@@ -244,3 +244,11 @@ def test_a_reprint_dated_only_by_its_monthly_issue():
     assert art.published_source == "text"
     # the paper mode has no such rule
     assert extract_article(page(after=after), mode="paper").published is None
+
+
+@pytest.mark.parametrize("mode", ["paper", "best"])
+def test_a_page_nested_deeper_than_255_levels_keeps_its_body(mode):
+    """libxml2 stops at depth 255 unless ``huge_tree`` is on; then the body was lost."""
+    paragraphs = "".join(f"<p>{PARAGRAPH}{k}</p>" for k in range(5))
+    html = "<html><body>" + "<div>" * 1000 + paragraphs + "</div>" * 1000 + "</body></html>"
+    assert extract_article(html, mode=mode).text.count("\n") == 4

@@ -47,8 +47,11 @@ _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 # hit (U+C0000-U+EFFFF, vanishingly rare) only costs the stripping pass.
 _MARKER_BYTES = (b"\xee", b"\xf3", b"\xf4")
 # A plain etree parser: lxml.html's adds a Python-level element class lookup
-# per element (~0.3 ms a page) that nothing here needs.
-_PARSER = etree.HTMLParser(encoding="utf-8", default_doctype=False)
+# per element (~0.3 ms a page) that nothing here needs. ``huge_tree``: libxml2
+# otherwise stops at depth 255 and silently drops the text below (table-layout
+# pages nest deep); with it the limit is 2,048. Input size is capped before
+# extraction (DOWNLOAD_MAXSIZE), which is the other limit huge_tree lifts.
+_PARSER = etree.HTMLParser(encoding="utf-8", default_doctype=False, huge_tree=True)
 
 
 def parse_html(text: str, raw: bytes | None = None) -> etree._Element | None:

@@ -173,6 +173,21 @@ def decode_html(data: bytes, content_type: str | None = None) -> tuple[str, str]
     return text, codec
 
 
+def overruled_declaration(data: bytes, content_type: str | None, used: str) -> str | None:
+    """The charset the page declares (header first, then ``<meta>``) when the decode
+    that gave codec ``used`` overruled it; None when it declares none or ``used`` is it.
+
+    For callers that know the page's URL and want to say so (the crawl logs it);
+    ``used`` is :func:`decode_html`'s codec (``Article.encoding``).
+    """
+    if used.startswith("utf-16") or any(data.startswith(bom) for bom, _ in _BOMS):
+        return None  # a byte-order mark (or UTF-16 found without one) outranks any declaration
+    declared = _declared(data, content_type)
+    if declared and _FAMILIES.get(used, used) != declared[0]:
+        return declared[0]
+    return None
+
+
 def _decide(data: bytes, declared: list[str]) -> tuple[str, str]:
     """Steps 3-7 of the module docstring for text without a byte-order mark."""
     if data.isascii():

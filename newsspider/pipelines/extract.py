@@ -54,6 +54,8 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from newsspider.extraction import MODES, ExtractionError, extract_article
+from newsspider.extraction.article import content_type_of
+from newsspider.extraction.encoding import overruled_declaration
 from newsspider.extraction.methods import DEFAULT_METHOD, METHOD_MODES, get_method
 from newsspider.extraction.model import Article
 from newsspider.sites import SITES
@@ -534,6 +536,15 @@ class ExtractionPipeline:
             raise NoTitle(f"no title: {url}", log_level="INFO")
         if "\ufffd" in article.text:
             logger.warning("U+FFFD in the body after decoding as %s: %s", article.encoding, url)
+        raw = adapter["html"]
+        declared = isinstance(raw, bytes) and overruled_declaration(
+            raw, content_type_of(adapter.get("headers")), article.encoding
+        )
+        if declared:
+            logger.info(
+                "declared charset %s overruled, decoded as %s: %s", declared, article.encoding, url
+            )
+            self.stats.inc_value("newsspider/charset_overruled")
         if article.published is None:
             logger.warning("no publication time found: %s", url)
             self.stats.inc_value("newsspider/no_time")
