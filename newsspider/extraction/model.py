@@ -13,7 +13,9 @@ class Article:
     ``text`` holds the body, one block or paragraph per line (no empty lines).
     ``published`` is always timezone-aware or None; ``published_source`` says
     where it came from (``"json-ld"``, ``"meta:article:published_time"``,
-    ``"time-element"``, ``"text"`` (near the body, Zou & Zhong §1.2.3), ``"url"``).
+    ``"time-element"``, ``"text"`` (near the body, Zou & Zhong §1.2.3), ``"url"``,
+    ``"text:issue"``: best mode's last resort, a reprint's monthly issue, precise to
+    the month only and given as the 1st at midnight).
     """
 
     title: str | None
