@@ -117,6 +117,7 @@ NOISE_MAX_SHARE = 0.5
 #: ``COMMENT_MIN_TIMES`` date-and-time stamps. Without them it may be an
 #: opinion column (评论) marked up as "comment", and the share rule applies.
 COMMENT_TOKENS = frozenset("comment comments comment-list commentlist".split())
+COMMENT_SECTION = NoiseRule(tags=frozenset(), tokens=COMMENT_TOKENS)
 COMMENT_MIN_TIMES = 3
 
 #: ``noise_containers``: navigation by tag, or by a whole class/id token.
@@ -164,9 +165,7 @@ def blank_noise_containers(blockset: Blockset, flagged: list[int]) -> int:
 def is_comment_thread(blockset: Blockset, k: int, region: range) -> bool:
     """``comment_sections``: whether element k is named a comment section (a whole
     class/id token) and holds ``COMMENT_MIN_TIMES`` stamps with a time of day."""
-    el = blockset.elements[k]
-    names = f"{el.get('id') or ''} {el.get('class') or ''}".lower().split()
-    if COMMENT_TOKENS.isdisjoint(names):
+    if not COMMENT_SECTION(blockset.elements[k]):
         return False
     stamps = 0
     for m in DATE_PATTERN.finditer("\n".join(blockset.text[region.start : region.stop])):

@@ -168,9 +168,14 @@ def decode_html(data: bytes, content_type: str | None = None) -> tuple[str, str]
     _reject_binary(data)
     declared = _declared(data, content_type)
     text, codec = _decide(data, declared)
-    if declared and _FAMILIES.get(codec, codec) != declared[0]:
+    if _overruled(declared, codec):
         logger.debug("declared charset %s overruled: decoded as %s", declared[0], codec)
     return text, codec
+
+
+def _overruled(declared: list[str], used: str) -> str | None:
+    """The strongest declared codec when the decode (codec ``used``) went against it."""
+    return declared[0] if declared and _FAMILIES.get(used, used) != declared[0] else None
 
 
 def overruled_declaration(data: bytes, content_type: str | None, used: str) -> str | None:
@@ -182,10 +187,7 @@ def overruled_declaration(data: bytes, content_type: str | None, used: str) -> s
     """
     if used.startswith("utf-16") or any(data.startswith(bom) for bom, _ in _BOMS):
         return None  # a byte-order mark (or UTF-16 found without one) outranks any declaration
-    declared = _declared(data, content_type)
-    if declared and _FAMILIES.get(used, used) != declared[0]:
-        return declared[0]
-    return None
+    return _overruled(_declared(data, content_type), used)
 
 
 def _decide(data: bytes, declared: list[str]) -> tuple[str, str]:
