@@ -705,6 +705,14 @@ if __name__ == "__main__":
     main()
 
 
+def add_archive_arguments(parser: argparse.ArgumentParser, *, pages: int, sites: int) -> None:
+    """The archive and crawl options every crawl benchmark shares (its own defaults for size)."""
+    parser.add_argument("--pages", type=int, default=pages, help="article pages (%(default)s)")
+    parser.add_argument("--sites", type=int, default=sites, help="bench sites, one spider each")
+    parser.add_argument("--per-page", type=int, default=100, help="links per list page")
+    parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS")
+
+
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every crawl benchmark shares: datasets, work folder, JSON report."""
     parser.add_argument("--datasets", default=str(DATASETS), help="../shared/datasets")

@@ -33,6 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from crawl_archive import (
+    add_archive_arguments,
     add_output_arguments,
     build_archive,
     crawl_config,
@@ -161,11 +162,8 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--pages", type=int, default=100_000, help="article pages (100000)")
-    parser.add_argument("--sites", type=int, default=4, help="bench sites, one spider each")
+    add_archive_arguments(parser, pages=100_000, sites=4)
     parser.add_argument("--every", type=int, default=0, help="checkpoint interval (pages/10)")
-    parser.add_argument("--per-page", type=int, default=100, help="links per list page")
-    parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS")
     parser.add_argument("--tracemalloc", type=int, default=0, metavar="FRAMES")
     parser.add_argument("--set", type=setting, action="append", default=[], metavar="SETTING=VALUE")
     parser.add_argument("--timeout", type=float, default=None, help="seconds for the crawl")

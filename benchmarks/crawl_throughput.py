@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from crawl_archive import (
+    add_archive_arguments,
     add_output_arguments,
     build_archive,
     crawl_config,
@@ -145,10 +146,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--pages", type=int, default=5000, help="article pages (default 5000)")
-    parser.add_argument("--sites", type=int, default=1, help="bench sites, one spider each")
-    parser.add_argument("--per-page", type=int, default=100, help="links per list page")
-    parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS")
+    add_archive_arguments(parser, pages=5000, sites=1)
     parser.add_argument("--repeat", type=int, default=1, help="runs per mode, best kept")
     parser.add_argument(
         "--variant",
