@@ -1,7 +1,8 @@
 """The crawl's one item type.
 
-``ArticleItem`` carries the fields of Li & Jiang 2012 fig. 2 under the paper's
-names (``urladdr``, ``source``, ``title``, ``newstime``, ``content``), plus
+``ArticleItem`` carries the fields of Li & Jiang 2012 fig. 2 under the names the
+whole project uses, item to column (fig. 2 ``urladdr`` is ``url``, ``newstime`` is
+``published``; ``source``, ``title`` and ``content`` keep the paper's names), plus
 what the pipeline needs in between: the response
 as fetched (``html`` bytes, so decoding stays the extractor's job, and the
 headers carrying the charset) and the extraction outputs it fills in.
@@ -44,7 +45,7 @@ class ArticleItem:
 
     Set by the spider:
 
-    - ``urladdr``: the page's URL after redirects (fig. 2 ``urladdr``);
+    - ``url``: the page's URL after redirects (fig. 2 ``urladdr``);
     - ``site``: the key of its :class:`~newsspider.sites.Site` row;
     - ``source``: the site's display name (fig. 2 ``source``, e.g. 网易新闻);
     - ``html``: the body bytes exactly as served (GBK stays GBK);
@@ -54,23 +55,23 @@ class ArticleItem:
 
     Filled by the extraction pipeline:
 
-    - ``title``, ``newstime`` (aware) and ``newstime_source`` (where the time
-      came from, as in ``extraction.model.Article.published_source``);
+    - ``title``, ``published`` (aware) and ``published_source`` (where the time
+      came from, as in ``ExtractedArticle.published_source``);
     - ``raw_text``: the extracted body, one block per line;
     - ``content``: ``raw_text`` after the line-hash filter (Li & Jiang §2.2),
       the fig. 2 ``content``;
     - ``encoding``: the encoding the bytes were decoded with.
     """
 
-    urladdr: str
+    url: str
     site: str
     source: str
     html: bytes = field(repr=False, metadata=_BYTES)
     headers: dict[str, str]
     fetched_at: datetime = field(metadata=_TIME)
     title: str | None = None
-    newstime: datetime | None = field(default=None, metadata=_TIME)
-    newstime_source: str | None = None
+    published: datetime | None = field(default=None, metadata=_TIME)
+    published_source: str | None = None
     raw_text: str = field(default="", repr=False)
     content: str = field(default="", repr=False)
     encoding: str | None = None

@@ -330,14 +330,14 @@ def test_nul_characters_are_removed_before_storing(database_url: str) -> None:
     for n in (1, 2):
         pipeline.process_item(
             ArticleItem(
-                urladdr=f"https://local.example/article/{n}.html",
+                url=f"https://local.example/article/{n}.html",
                 site="local",
                 source="本地新闻",
                 html=b"",
                 headers={},
                 fetched_at=datetime.now(UTC),
                 title=f"标题\x00{n}",
-                newstime=None,
+                published=None,
                 raw_text=f"第{n}篇正文\x00第一行。\n第二行\x00。",
                 encoding="utf-8",
             )

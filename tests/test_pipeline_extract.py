@@ -78,7 +78,7 @@ class Stats:
 
 def item(html: str | bytes, site: str = "netease", n: int = 1) -> ArticleItem:
     return ArticleItem(
-        urladdr=f"http://money.163.com/24/0501/10/AAAAAAAA0025300{n}.html",
+        url=f"http://money.163.com/24/0501/10/AAAAAAAA0025300{n}.html",
         site=site,
         source="网易新闻",
         html=html.encode("utf-8") if isinstance(html, str) else html,
@@ -238,9 +238,9 @@ def test_pool_gives_the_same_items_as_inline() -> None:
     for a, b in zip(expected, got, strict=True):
         assert type(a) is type(b)
         if isinstance(a, ArticleItem):
-            assert (a.title, a.newstime, a.raw_text, a.encoding) == (
+            assert (a.title, a.published, a.raw_text, a.encoding) == (
                 b.title,
-                b.newstime,
+                b.published,
                 b.raw_text,
                 b.encoding,
             )

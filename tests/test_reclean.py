@@ -75,14 +75,14 @@ def page(k: int) -> str:
 
 def item(site: str, k: int, text: str) -> ArticleItem:
     return ArticleItem(
-        urladdr=f"https://{site}.example/news/{k}.html",
+        url=f"https://{site}.example/news/{k}.html",
         site=site,
         source=site,
         html=b"",
         headers={},
         fetched_at=T0 + timedelta(minutes=k),
         title=f"{site} 新闻 {k}",
-        newstime=T0 + timedelta(hours=k),
+        published=T0 + timedelta(hours=k),
         raw_text=text,
     )
 

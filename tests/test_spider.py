@@ -211,11 +211,11 @@ def test_parse_article_yields_the_raw_page_and_honours_limit() -> None:
     out = spider.parse_article(_page(url + "?from=x", body, "text/html; charset=GBK"))
     item = next(out)
     assert isinstance(item, ArticleItem)
-    assert (item.urladdr, item.site, item.source) == (url, "netease", "网易新闻")
+    assert (item.url, item.site, item.source) == (url, "netease", "网易新闻")
     assert item.html == body
     assert item.headers == {"Content-Type": "text/html; charset=GBK"}
     assert item.fetched_at.tzinfo is not None and item.fetched_at.utcoffset().total_seconds() == 0
-    assert item.title is item.newstime is None and item.content == ""
+    assert item.title is item.published is None and item.content == ""
     with pytest.raises(CloseSpider):
         next(out)
     # responses still in flight after the limit yield nothing
@@ -413,7 +413,7 @@ class Crawl:
 
     @property
     def articles(self) -> set[str]:
-        return {re.sub(r"^https?://[^/]+", "", i["urladdr"]) for i in self.items}
+        return {re.sub(r"^https?://[^/]+", "", i["url"]) for i in self.items}
 
     def stat(self, name: str) -> int:
         return int(self.stats.get(name, "0"))
@@ -483,7 +483,7 @@ def test_crawl_follows_the_site_table(site_server: _Server, tmp_path: Path) -> N
     assert result.stats["finish_reason"] == "finished"
     assert re.search(r"list page http://127\.0\.0\.1:\d+/list/1\.html \(depth 1\)", result.log)
 
-    item = next(i for i in result.items if i["urladdr"].endswith("/article/2.html"))
+    item = next(i for i in result.items if i["url"].endswith("/article/2.html"))
     assert item["site"] == "local" and item["source"] == "本地新闻"
     assert base64.b64decode(item["html"]) == GBK_ARTICLE.encode("gbk")  # bytes as served
     assert item["headers"]["Content-Type"] == "text/html; charset=gbk"

@@ -103,7 +103,7 @@ def test_upsert_collapses_a_url_repeated_in_one_batch(engine):
 def test_upsert_rejects_unknown_or_missing_columns(engine):
     with Session(engine) as s, s.begin():
         with pytest.raises(ValueError, match="unknown"):
-            upsert_articles(s, [article("https://a/1", urladdr="x")])
+            upsert_articles(s, [article("https://a/1", url="x")])
         with pytest.raises(ValueError, match="lacks"):
             upsert_articles(s, [{"url": "https://a/1"}])
 

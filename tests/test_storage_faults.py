@@ -73,14 +73,14 @@ def body(n: int) -> list[str]:
 
 def item(n: int, **extra: object) -> ArticleItem:
     fields = {
-        "urladdr": f"https://local.example/article/{n}.html",
+        "url": f"https://local.example/article/{n}.html",
         "site": SITE,
         "source": "本地新闻",
         "html": b"",
         "headers": {},
         "fetched_at": datetime.now(UTC),
         "title": f"第{n}篇新闻",
-        "newstime": None,
+        "published": None,
         "raw_text": "\n".join(body(n)),
         "encoding": "utf-8",
     }

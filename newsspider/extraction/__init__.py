@@ -6,6 +6,6 @@ is :func:`extract_article`.
 
 from .article import MODES, extract_article
 from .errors import ExtractionError
-from .model import Article
+from .model import ExtractedArticle
 
-__all__ = ["MODES", "Article", "ExtractionError", "extract_article"]
+__all__ = ["MODES", "ExtractedArticle", "ExtractionError", "extract_article"]

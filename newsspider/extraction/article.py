@@ -31,7 +31,7 @@ from .blockstats import BlockStatistics, block_statistics
 from .dates import find_date
 from .errors import ExtractionError
 from .metadata import html_title
-from .model import Article
+from .model import ExtractedArticle
 
 MODES = ("paper", "best")
 DEFAULT_TZ = ZoneInfo("Asia/Shanghai")
@@ -106,7 +106,7 @@ def extract_article(
     headers: Mapping[Any, Any] | None = None,
     mode: str = "best",
     tz: tzinfo | str | None = None,
-) -> Article:
+) -> ExtractedArticle:
     """Extract headline, publication time and body from one page.
 
     ``html`` is the raw bytes as served (any Chinese encoding) or an already
@@ -197,7 +197,7 @@ def body_text(blockset: Blockset, indices: list[int]) -> str:
     return "\n".join(blockset.text[i] for i in indices if blockset.text[i])
 
 
-def _paper(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> Article:
+def _paper(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> ExtractedArticle:
     """Zou & Zhong 2011 alone (``mode="paper"``)."""
     fallback_title = html_title(root)  # <title> with stop words, §1.2.3
     blockset, stats = paper_blocks(root)
@@ -206,7 +206,7 @@ def _paper(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> 
     if title is None and fallback_title:
         title, title_source = fallback_title, "title"
     published = paper_time(blockset, stats, tz)
-    return Article(
+    return ExtractedArticle(
         title=title,
         published=published,
         published_source="text" if published else None,
@@ -218,4 +218,4 @@ def _paper(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> 
     )
 
 
-__all__ = ["MODES", "Article", "ExtractionError", "extract_article", "parse_html"]
+__all__ = ["MODES", "ExtractedArticle", "ExtractionError", "extract_article", "parse_html"]

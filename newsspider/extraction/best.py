@@ -47,7 +47,7 @@ stays untouched.
 
 ``title_line`` and ``edge_lines`` (output)
     The smoothing pulls the short lines next to the first and last paragraphs
-    into the runs: the headline (returned as ``Article.title`` already), the
+    into the runs: the headline (returned as ``ExtractedArticle.title`` already), the
     date-and-source line, the editor line, a share prompt. A first line that
     is the title, and short byline/breadcrumb/editor/share lines among the
     outermost three at either end, are not body (also after a deck line that
@@ -79,7 +79,7 @@ from .blocks import CELL_KINDS, TYPE_I, TYPE_II, Blockset, NoiseRule, mark_block
 from .blockstats import BlockStatistics, block_statistics
 from .dates import DATE_PATTERN, date_from_url, find_date, issue_date
 from .metadata import page_metadata
-from .model import Article
+from .model import ExtractedArticle
 
 #: ``form_is_layout``: form is layout (type II), not noise (type I).
 BEST_TYPE_I: tuple[str, ...] = tuple(t for t in TYPE_I if t != "form")
@@ -318,7 +318,7 @@ def drop_title_line(blockset: Blockset, body: list[int], title: str | None) -> l
     """``title_line``: the headline is the article's title, not its first paragraph.
 
     The smoothing of §1.2.2 often pulls the ``h1`` into the first run; the
-    title is returned on its own (``Article.title``), so a first body line that
+    title is returned on its own (``ExtractedArticle.title``), so a first body line that
     is the title is dropped.
     """
     if not body or not title:
@@ -462,7 +462,7 @@ def combine_published(
     return None, None
 
 
-def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> Article:
+def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> ExtractedArticle:
     """The best mode on a parsed page (modifies ``root``)."""
     from .article import paper_title
 
@@ -478,7 +478,7 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)
     published, source = best_published(blockset, stats, published_meta, url, tz, title)
 
-    return Article(
+    return ExtractedArticle(
         title=title,
         published=published,
         published_source=source,

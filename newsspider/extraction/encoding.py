@@ -183,7 +183,7 @@ def overruled_declaration(data: bytes, content_type: str | None, used: str) -> s
     that gave codec ``used`` overruled it; None when it declares none or ``used`` is it.
 
     For callers that know the page's URL and want to say so (the crawl logs it);
-    ``used`` is :func:`decode_html`'s codec (``Article.encoding``).
+    ``used`` is :func:`decode_html`'s codec (``ExtractedArticle.encoding``).
     """
     if used.startswith("utf-16") or any(data.startswith(bom) for bom, _ in _BOMS):
         return None  # a byte-order mark (or UTF-16 found without one) outranks any declaration

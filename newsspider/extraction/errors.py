@@ -5,5 +5,5 @@ class ExtractionError(ValueError):
     """The input is not an HTML page at all (empty, binary, undecodable).
 
     A page that is HTML but has no article is *not* an error: it gives an
-    `Article` with empty text.
+    `ExtractedArticle` with empty text.
     """

@@ -4,7 +4,7 @@
 select one of :data:`METHODS`. Each entry is imported lazily, so a method
 whose optional dependency is missing (Playwright for ``visual``) does not
 break the others. Every method takes ``(html, url, *, headers, tz, **params)``
-and returns an :class:`~.model.Article`.
+and returns an :class:`~.model.ExtractedArticle`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from .model import Article
+from .model import ExtractedArticle
 
 #: name -> "module:function"
 METHODS: dict[str, str] = {
@@ -36,7 +36,7 @@ METHOD_MODES: dict[str, tuple[str, ...]] = {
 }
 
 
-def get_method(name: str) -> Callable[..., Article]:
+def get_method(name: str) -> Callable[..., ExtractedArticle]:
     """The extraction function registered under ``name``; ValueError for an unknown name."""
     try:
         target = METHODS[name]
@@ -48,6 +48,6 @@ def get_method(name: str) -> Callable[..., Article]:
     return getattr(importlib.import_module(module), function)
 
 
-def extract_with(name: str, html: bytes | str, url: str | None = None, **kwargs: Any) -> Article:
+def extract_with(name: str, html: bytes | str, url: str | None = None, **kwargs: Any) -> ExtractedArticle:
     """Run the method ``name`` on one page."""
     return get_method(name)(html, url, **kwargs)

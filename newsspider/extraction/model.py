@@ -7,7 +7,7 @@ from datetime import datetime
 
 
 @dataclass(slots=True)
-class Article:
+class ExtractedArticle:
     """One extracted page.
 
     ``text`` holds the body, one block or paragraph per line (no empty lines).

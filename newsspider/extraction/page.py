@@ -42,7 +42,7 @@ from .dates import find_date
 from .encoding import decode_html
 from .errors import ExtractionError
 from .metadata import page_metadata
-from .model import Article
+from .model import ExtractedArticle
 
 __all__ = [
     "NEAR_NODES",
@@ -135,9 +135,9 @@ def read_metadata(root: etree._Element, tz: tzinfo) -> PageMetadata:
     return PageMetadata(*page_metadata(root, tz))
 
 
-def empty_article(page: Page, url: str | None, mode: str) -> Article:
+def empty_article(page: Page, url: str | None, mode: str) -> ExtractedArticle:
     """The result for a page in which lxml found no document."""
-    return Article(None, None, None, "", page.encoding, mode, url)
+    return ExtractedArticle(None, None, None, "", page.encoding, mode, url)
 
 
 def _heading_level(element: etree._Element) -> int:
@@ -203,8 +203,8 @@ def finish_article(
     url: str | None,
     mode: str,
     lines: Sequence[str] | None = None,
-) -> Article:
-    """The :class:`Article` for a body given as indices into ``nodes`` (document order).
+) -> ExtractedArticle:
+    """The :class:`ExtractedArticle` for a body given as indices into ``nodes`` (document order).
 
     The body text is the chosen nodes' text, one node per line, unless
     ``lines`` gives the output lines explicitly. Title and time as the module
@@ -215,7 +215,7 @@ def finish_article(
     published, published_source = published_of(meta, nodes, body, url, page.tz)
     if lines is None:
         lines = [nodes[i].text for i in body]
-    return Article(
+    return ExtractedArticle(
         title=title,
         published=published,
         published_source=published_source,

@@ -47,7 +47,7 @@ from typing import Any
 
 from lxml import etree
 
-from .model import Article
+from .model import ExtractedArticle
 from .page import (
     TextNode,
     empty_article,
@@ -204,7 +204,7 @@ def extract_punctuation(
     punctuation: str = PUNCTUATION,
     drop: Sequence[str] = DROP_TAGS,
     unwrap: Sequence[str] = UNWRAP_TAGS,
-) -> Article:
+) -> ExtractedArticle:
     """Headline, time and body of one page by Li & Jiang 2012 §1-§2.1 (paper mode).
 
     ``p``, ``lower``/``lower_inclusive``, ``punctuation``, ``drop`` and

@@ -89,7 +89,7 @@ from .best import BEST_TYPE_II, best_published, best_title, textnums
 from .blocks import mark_blocks, split_blocks
 from .blockstats import block_statistics
 from .metadata import page_metadata
-from .model import Article
+from .model import ExtractedArticle
 from .page import empty_article, load_page
 from .render import ID_ATTRIBUTE, Layout, Renderer, shared_renderer
 
@@ -360,8 +360,8 @@ def _classify_tree(
 
 def _page_or_empty(
     html: bytes | str, url: str | None, mode: str, headers: Mapping[Any, Any] | None, **params: Any
-) -> VisualPage | Article:
-    """The classified page, or the empty Article when lxml finds no document (decoded once)."""
+) -> VisualPage | ExtractedArticle:
+    """The classified page, or the empty ExtractedArticle when lxml finds no document (decoded once)."""
     loaded = load_page(html, headers=headers)
     if loaded.root is None:
         return empty_article(loaded, url, mode)
@@ -401,7 +401,7 @@ def extract_visual(
     renderer: Renderer | None = None,
     javascript: bool | None = None,
     timeout: float | None = None,
-) -> Article:
+) -> ExtractedArticle:
     """``visual``: the CENTER content of VL_PS (Jing & Zuo §2.3) as the body.
 
     ``H1`` (px from the top), ``H2_offset`` (px from the bottom: ``H2 = H -
@@ -426,7 +426,7 @@ def extract_visual(
         javascript=javascript,
         timeout=timeout,
     )
-    if isinstance(page, Article):
+    if isinstance(page, ExtractedArticle):
         return page
     root = page.root
     meta, page_title, published_meta = page_metadata(root, zone)
@@ -435,7 +435,7 @@ def extract_visual(
     stats = block_statistics(textnums(blockset))  # only to place §1.2.3's title/time window
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
     published, source = best_published(blockset, stats, published_meta, url, zone, title)
-    return Article(
+    return ExtractedArticle(
         title=title,
         published=published,
         published_source=source,
@@ -461,7 +461,7 @@ def extract_visual_blockstats(
     renderer: Renderer | None = None,
     javascript: bool | None = None,
     timeout: float | None = None,
-) -> Article:
+) -> ExtractedArticle:
     """``visual+blockstats``: VL_PS as a pre-step (Jing & Zuo §2.3), then Zou & Zhong.
 
     The text of the elements in HEADER, FOOTER, LM and RM, and of the hidden
@@ -484,7 +484,7 @@ def extract_visual_blockstats(
         javascript=javascript,
         timeout=timeout,
     )
-    if isinstance(page, Article):
+    if isinstance(page, ExtractedArticle):
         return page
     _blank_text(page, NOISE)
     for body in page.root.iter("body"):

@@ -77,7 +77,7 @@ from typing import Any
 
 from lxml import etree
 
-from .model import Article
+from .model import ExtractedArticle
 from .page import TextNode, empty_article, finish_article, load_page, read_metadata
 
 __all__ = [
@@ -510,7 +510,7 @@ def extract_xpath(
     PreD: float = PRED,
     Clusternum: int = CLUSTERNUM,
     invisible: Sequence[str] = INVISIBLE,
-) -> Article:
+) -> ExtractedArticle:
     """Headline, time and body of one page by Hou & Yang 2011 (paper mode).
 
     ``Length_Threshold`` and ``B_n_Threshold`` are the site's trained

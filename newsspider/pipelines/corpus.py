@@ -351,16 +351,16 @@ class CorpusPipeline:
                     content = result.text
                     written.removed[site] = written.removed.get(site, 0) + result.dropped
                     if not result.kept and result.dropped:
-                        written.all_boilerplate.append((adapter["urladdr"], site, result.dropped))
+                        written.all_boilerplate.append((adapter["url"], site, result.dropped))
                         continue
                 adapter["content"] = content
                 rows.append(
                     {
-                        "url": adapter["urladdr"],
+                        "url": adapter["url"],
                         "site": site,
                         "source": adapter["source"],
                         "title": adapter["title"],
-                        "published": adapter["newstime"],
+                        "published": adapter["published"],
                         "content": content,
                         "raw_text": raw_text,
                         "encoding": adapter["encoding"],
@@ -436,7 +436,7 @@ class CorpusPipeline:
         self.stats.inc_value(f"item_dropped_reasons_count/{reason}", n)
 
     def _drop(self, items: list[Any], reason: str, exc: Exception, *, exc_info: bool) -> None:
-        urls = [ItemAdapter(i).get("urladdr") for i in items]
+        urls = [ItemAdapter(i).get("url") for i in items]
         logger.error(
             "Dropped (%s): %s article(s) not stored (%s): %s",
             reason,

@@ -57,7 +57,7 @@ from newsspider.extraction import MODES, ExtractionError, extract_article
 from newsspider.extraction.article import content_type_of
 from newsspider.extraction.encoding import overruled_declaration
 from newsspider.extraction.methods import DEFAULT_METHOD, METHOD_MODES, get_method
-from newsspider.extraction.model import Article
+from newsspider.extraction.model import ExtractedArticle
 from newsspider.sites import SITES
 
 logger = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def parse_workers(value: Any) -> int:
 
 
 @functools.cache
-def _function(method: str) -> Callable[..., Article]:
+def _function(method: str) -> Callable[..., ExtractedArticle]:
     """The method's function, looked up once per process (workers included)."""
     return extract_article if method == DEFAULT_METHOD else get_method(method)
 
@@ -118,7 +118,7 @@ def extract_page(
     headers: Mapping[str, str] | None,
     tz: str | None,
     params: Mapping[str, Any],
-) -> Article:
+) -> ExtractedArticle:
     """One page with one method: the job an extraction worker runs (module level: picklable)."""
     return _function(method)(html, url, headers=headers, tz=tz, **params)
 
@@ -210,7 +210,7 @@ class _Worker:
             close_fds=True,
         )
         self.lock = threading.Lock()
-        self.futures: dict[int, Future[Article]] = {}
+        self.futures: dict[int, Future[ExtractedArticle]] = {}
         self.jobs: queue.SimpleQueue[tuple[int, tuple[Any, ...]] | None] = queue.SimpleQueue()
         self.sent = 0
         self.alive = True
@@ -221,7 +221,7 @@ class _Worker:
     def load(self) -> int:
         return len(self.futures)
 
-    def submit(self, job_id: int, job: tuple[Any, ...], future: Future[Article]) -> None:
+    def submit(self, job_id: int, job: tuple[Any, ...], future: Future[ExtractedArticle]) -> None:
         with self.lock:
             if not self.alive:
                 raise WorkerDied(f"extraction worker {self.proc.pid} is gone")
@@ -301,8 +301,8 @@ class WorkerPool:
         with self.lock:
             self._maintain()
 
-    def submit(self, *job: Any) -> Future[Article]:
-        future: Future[Article] = Future()
+    def submit(self, *job: Any) -> Future[ExtractedArticle]:
+        future: Future[ExtractedArticle] = Future()
         with self.lock:
             for _ in range(3):
                 self._maintain()
@@ -422,7 +422,7 @@ async def await_future(future: Future[Any]) -> Any:
 
 
 class ExtractionPipeline:
-    """Fill ``title``, ``newstime``, ``raw_text`` and ``encoding`` of an ArticleItem.
+    """Fill ``title``, ``published``, ``raw_text`` and ``encoding`` of an ArticleItem.
 
     The site's time zone (``Site.tz``) is used for times the page gives without
     an offset. Pages without body or title are dropped with a reason that
@@ -502,7 +502,7 @@ class ExtractionPipeline:
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
-        url = adapter["urladdr"]
+        url = adapter["url"]
         site_key = adapter["site"]
         site = SITES.get(site_key)
         params = {**self.params, **self.site_params.get(site_key, {})}
@@ -513,7 +513,7 @@ class ExtractionPipeline:
             raise NotHtml(f"not an HTML page ({exc}): {url}") from exc
         return self._fill(adapter, item, article, url)
 
-    async def _run(self, *job: Any) -> Article:
+    async def _run(self, *job: Any) -> ExtractedArticle:
         """Extract where the method belongs (module docstring): pool, thread or inline."""
         if self._thread is not None:
             return await await_future(self._thread.submit(extract_page, *job))
@@ -529,7 +529,7 @@ class ExtractionPipeline:
         except WorkerDied as exc:
             raise ExtractionFailed(f"extraction worker died twice: {job[2]}") from exc
 
-    def _fill(self, adapter: ItemAdapter, item: Any, article: Article, url: str) -> Any:
+    def _fill(self, adapter: ItemAdapter, item: Any, article: ExtractedArticle, url: str) -> Any:
         if not article.text:
             raise EmptyBody(f"no body: {url}", log_level="INFO")
         if not article.title:
@@ -549,8 +549,8 @@ class ExtractionPipeline:
             logger.warning("no publication time found: %s", url)
             self.stats.inc_value("newsspider/no_time")
         adapter["title"] = article.title
-        adapter["newstime"] = article.published
-        adapter["newstime_source"] = article.published_source
+        adapter["published"] = article.published
+        adapter["published_source"] = article.published_source
         adapter["raw_text"] = article.text
         adapter["encoding"] = article.encoding
         self.stats.inc_value(f"newsspider/extracted/{adapter['site']}")

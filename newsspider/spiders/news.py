@@ -498,7 +498,7 @@ class NewsSpider(Spider):
         self.articles_yielded += 1
         self._stat("articles_found")
         yield ArticleItem(
-            urladdr=url,
+            url=url,
             site=self.site.key,
             source=self.site.source,
             html=response.body,
