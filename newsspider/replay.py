@@ -19,8 +19,8 @@ live crawl can be re-run later byte for byte:
   any middleware changes the response, so the archive holds what the server
   sent (still compressed when the server compressed it) and replayed
   responses are never recorded again.
-* :func:`build_warc` turns dataset folders (``cases.jsonl`` + ``html/``, see
-  ../shared/datasets/README.md) into an archive with start/list pages linking
+* :func:`build_warc` turns dataset folders (``cases.jsonl``, one JSON
+  object per page with its ``url`` and ``html_file``, + ``html/``) into an archive with start/list pages linking
   every page, so a spider can crawl the saved pages as if they were live.
 
 Archives are gzip-compressed per record when the path ends in ``.gz``, which

@@ -8,7 +8,7 @@ SPIDER_MODULES = ["newsspider.spiders"]
 NEWSPIDER_MODULE = "newsspider.spiders"
 COMMANDS_MODULE = "newsspider.commands"
 
-# Politeness (issue 7): robots.txt obeyed, at least DOWNLOAD_DELAY between requests to one
+# Politeness: robots.txt obeyed, at least DOWNLOAD_DELAY between requests to one
 # domain, and AutoThrottle on top, which stretches the delay when a site answers slowly
 # (never below DOWNLOAD_DELAY, never above AUTOTHROTTLE_MAX_DELAY). Local test crawls and
 # benchmarks switch both off explicitly (-s DOWNLOAD_DELAY=0 -s AUTOTHROTTLE_ENABLED=False);
@@ -52,7 +52,7 @@ NEWS_DB_BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for a lock
 # restarting) is retried whole, with a doubling wait, for up to this many seconds; then its
 # articles are dropped (DatabaseUnavailable) and the crawl closes (newsspider/pipelines/corpus.py).
 NEWS_DB_RETRY_SECONDS = 300.0
-# Li & Jiang 2012 line-hash table (ALGORITHMS.md §B3)
+# Li & Jiang 2012 §2.2 line-hash table: a line seen on more than L of a site's pages is boilerplate
 LINEHASH_ENABLED = True
 LINEHASH_L = 50
 LINEHASH_PRUNE_EVERY = 100
@@ -89,10 +89,10 @@ RECLEAN_GROWTH = 2.0  # nightly re-cleans a site when its RC grew by this factor
 # Re-cleaning: the first re-clean of a site waits for RC >= RECLEAN_MIN_RC.
 RECLEAN_MIN_RC = 100
 
-# Extraction off the reactor thread (newsspider/pipelines/extract.py, issue 7): CPU methods
+# Extraction off the reactor thread (newsspider/pipelines/extract.py): CPU methods
 # run in worker processes shared by the process's crawlers; visual methods in a render thread.
 EXTRACTION_WORKERS = "auto"  # processes: "auto" = cores - 1 (at most 4); 0 = in the reactor thread
 EXTRACTION_WORKER_MAX_TASKS = 10000  # pages per worker before a fresh one replaces it; 0 = never
 # Items of one response processed in parallel: an article page yields one, and Scrapy starts
-# this many tasks per response whatever it yields (100: a quarter of the crawl's CPU; issue 7).
+# this many tasks per response whatever it yields (Scrapy's 100 spent CPU on idle tasks).
 CONCURRENT_ITEMS = 8

@@ -1,16 +1,17 @@
-"""The site table: every fact about a target site, as data (STYLE.md "Site facts as data").
+"""The site table: every fact about a target site, as data, not code.
 
-Each :class:`Site` row is read from ``../shared/SITES.md`` (section numbers below
-refer to it); a spider is generated per row (``newsspider/spiders/sites.py``), so
+Each :class:`Site` row records what a survey of the site's public pages found:
+its start pages, feeds and sitemaps, and the URL forms of its articles and list
+pages. A spider is generated per row (``newsspider/spiders/sites.py``), so
 adding a site means adding a row here, not writing a spider.
 
 URL patterns are Python regexes anchored with ``^https?://`` and matched as a
 prefix (``re.match``), so a query string or fragment after the matched part does
 not matter.  They are compiled once per pattern tuple and cached.
 
-Where the saved pages in ``../shared/datasets`` showed a URL form that SITES.md
-does not list, the form is added with a ``# seen:`` comment naming the dataset,
-so it can be told apart from the SITES.md forms.
+Where saved pages of an evaluation dataset showed a URL form the survey did not
+list, the form is added with a ``# seen:`` comment naming the dataset, so it can
+be told apart from the surveyed forms.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ FeedKind = Literal["rss", "sitemap", "json", "jsonp"]
 
 @dataclass(frozen=True, slots=True)
 class Feed:
-    """One feed, sitemap or JSON list API of a site (SITES.md §2).
+    """One feed, sitemap or JSON list API of a site.
 
     ``body`` set means the API wants a POST with that JSON body (Tencent).
     """
@@ -64,7 +65,7 @@ class Site:
     """One target site.
 
     ``article_patterns`` hold the current URL forms first, then the historic
-    ones (SITES.md §3); ``list_patterns`` the section and list pages a crawl
+    ones; ``list_patterns`` the section and list pages a crawl
     follows but never stores.  ``tz`` is the zone of times printed without an
     offset.  ``title_stop_words`` are the suffixes the site appends to
     ``<title>`` (Zou & Zhong §1.2.3's stop words), cut by the title filter.
@@ -135,7 +136,7 @@ class Site:
         return canonical
 
 
-#: A NetEase document id: 16 characters, upper case in SITES.md; the 2017
+#: A NetEase document id: 16 characters, upper case in the survey; the 2017
 #: ``play.163.com`` links in datasets/gne-unlabelled-zh use lower case.
 _NETEASE_ID = r"[0-9A-Za-z]{16}"
 
@@ -203,7 +204,7 @@ TENCENT = Site(
     ),
     list_patterns=(r"^https?://(?:news|new)\.qq\.com/(?:ch/[A-Za-z0-9_]+/?)?$",),
     feeds=(
-        # the body's further fields are unknown (SITES.md §2 "…"): unv.
+        # the body's further fields are unknown (the survey shows them elided): unv.
         Feed(
             "https://i.news.qq.com/web_feed/getPCList",
             "json",
@@ -236,7 +237,7 @@ ZAOBAO = Site(
     title_stop_words=("|联合早报网", "_联合早报网", "-联合早报网"),
 )
 
-# The other four sites of SITES.md.  Their start pages are partly unverified
+# The other four surveyed sites.  Their start pages are partly unverified
 # (*unv.* there); the patterns are checked against the saved pages' links.
 
 SOHU = Site(
@@ -290,8 +291,8 @@ THEPAPER = Site(
     key="thepaper",
     source="澎湃新闻",
     allowed_domains=("thepaper.cn",),
-    # Links live in __NEXT_DATA__ and the JSON APIs give ids, not URLs (SITES.md
-    # §2): a plain crawl finds few articles; a subclass would read them.
+    # Links live in __NEXT_DATA__ and the JSON APIs give ids, not URLs: a plain crawl
+    # finds few articles; a subclass would read them.
     start_urls=("https://www.thepaper.cn/",),
     article_patterns=(
         r"^https?://(?:www|m)\.thepaper\.cn/newsDetail_forward_(\d+)",

@@ -33,7 +33,7 @@ yielded), ``newsspider/list_pages/<site>`` (start and list pages parsed),
 ``newsspider/redirected_off_pattern/<site>`` (article requests that redirected
 to a non-article URL, e.g. a deleted story sent to the home page).
 
-Failed fetches (issue 7): every request has :meth:`NewsSpider.fetch_failed` as its
+Failed fetches: every request has :meth:`NewsSpider.fetch_failed` as its
 errback, which logs a WARNING naming the reason and the URL and counts
 ``newsspider/fetch_failed/<site>`` and ``newsspider/fetch_failed_reason/<reason>``
 (see :func:`failure_reason`: ``http_404``, ``http_500``, ``timeout``,
@@ -295,7 +295,7 @@ class NewsSpider(Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
-        """Read the spider's settings once, here (STYLE.md: settings in from_crawler)."""
+        """Read the spider's settings once, here (settings are read in from_crawler, never later)."""
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.sitemaps_per_index = crawler.settings.getint(
             "NEWS_SITEMAPS_PER_INDEX", DEFAULT_SITEMAPS_PER_INDEX
