@@ -52,7 +52,7 @@ NEWS_DB_BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for a lock
 # restarting) is retried whole, with a doubling wait, for up to this many seconds; then its
 # articles are dropped (DatabaseUnavailable) and the crawl closes (newsspider/pipelines/corpus.py).
 NEWS_DB_RETRY_SECONDS = 300.0
-# Li & Jiang 2012 §2.2 line-hash table: a line seen on more than L of a site's pages is boilerplate
+# Li & Jiang 2012 §2.2 line-hash table: a line is boilerplate once LC > 1 + RC / L
 LINEHASH_ENABLED = True
 LINEHASH_L = 50
 LINEHASH_PRUNE_EVERY = 100
