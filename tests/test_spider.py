@@ -32,6 +32,7 @@ from scrapy.settings import Settings
 from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.test import get_crawler
 
+import newsspider.settings as project_settings
 from newsspider.items import ArticleItem
 from newsspider.sites import SITES, Feed
 from newsspider.spiders.news import (
@@ -194,8 +195,10 @@ def test_feed_request_posts_a_body() -> None:
 
 
 def _spider(key: str, settings: dict[str, Any] | None = None, **kwargs: Any) -> NewsSpider:
+    """A spider of the site ``key`` on the project's settings, ``settings`` on top."""
     cls = spider_class(SITES[key], module=__name__)
-    return cls.from_crawler(get_crawler(cls, settings), **kwargs)
+    project = {k: getattr(project_settings, k) for k in dir(project_settings) if k.isupper()}
+    return cls.from_crawler(get_crawler(cls, {**project, **(settings or {})}), **kwargs)
 
 
 def _page(url: str, body: bytes, content_type: str = "text/html; charset=utf-8") -> HtmlResponse:

@@ -66,6 +66,7 @@ from scrapy.utils.gz import gunzip
 from twisted.python.failure import Failure
 from w3lib.url import canonicalize_url
 
+from newsspider import settings as project_defaults
 from newsspider.items import ArticleItem
 from newsspider.sites import Feed, FeedKind, Site
 
@@ -74,7 +75,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_DEPTH_LIMIT",
-    "DEFAULT_SITEMAPS_PER_INDEX",
     "ITEM_HEADERS",
     "FeedLinks",
     "NewsSpider",
@@ -94,11 +94,6 @@ ITEM_HEADERS: tuple[str, ...] = ("Content-Type", "Content-Language", "Last-Modif
 #: Article requests go before list requests, so a ``limit`` run or a stopped
 #: crawl has articles, not a queue of section pages.
 ARTICLE_PRIORITY = 1
-
-#: Sitemaps read from one sitemap index, newest first (by URL, descending:
-#: Zaobao's are ``sitemap-YYYYMM.xml`` back to 2016, half a million articles).
-#: Setting ``NEWS_SITEMAPS_PER_INDEX``; 0 reads them all (a backfill).
-DEFAULT_SITEMAPS_PER_INDEX = 2
 
 #: Feeds larger than this (after gunzip) are not read: a sitemap is at most 50 MB.
 MAX_FEED_BYTES = 64 * 1024 * 1024
@@ -287,7 +282,10 @@ class NewsSpider(Spider):
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be a positive integer, not {limit!r}")
         self.articles_yielded = 0
-        self.sitemaps_per_index = DEFAULT_SITEMAPS_PER_INDEX
+        # Sitemaps read from one sitemap index, newest first (by URL, descending:
+        # Zaobao's are sitemap-YYYYMM.xml back to 2016, half a million articles);
+        # from_crawler sets it from NEWS_SITEMAPS_PER_INDEX, 0 reads them all (a backfill).
+        self.sitemaps_per_index = project_defaults.NEWS_SITEMAPS_PER_INDEX
         # Domains are checked by request_for (Site.owns, on the host name like
         # OffsiteMiddleware; LinkExtractor's allow_domains compares host:port).
         # The default deny_extensions keep images, archives and media out.
@@ -297,9 +295,7 @@ class NewsSpider(Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
         """Read the spider's settings once, here (settings are read in from_crawler, never later)."""
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.sitemaps_per_index = crawler.settings.getint(
-            "NEWS_SITEMAPS_PER_INDEX", DEFAULT_SITEMAPS_PER_INDEX
-        )
+        spider.sitemaps_per_index = crawler.settings.getint("NEWS_SITEMAPS_PER_INDEX")
         crawler.signals.connect(spider.request_dropped, signal=signals.request_dropped)
         return spider
 
