@@ -51,7 +51,8 @@ class Command(ScrapyCommand):
             if not archive.urls:
                 raise UsageError(f"no page of the paper sites under {source}", print_help=False)
             for site, urls in archive.urls.items():
-                print(f"{site}: {len(urls)} saved pages, start page {archive.start_urls[site]}")  # noqa: T201
+                start = archive.start_urls[site]
+                print(f"{site}: {len(urls)} saved pages, start page {start}")  # noqa: T201
             self.settings.set("REPLAY_ARCHIVE", str(archive.path), priority="cmdline")
             for site, start in archive.start_urls.items():
                 self.crawler_process.crawl(site, start_urls=start)
