@@ -1,4 +1,4 @@
-"""Incremental crawling: an article already stored is not downloaded again (issue 5 item 1).
+"""Incremental crawling: an article already stored is not downloaded again.
 
 :class:`StoredUrlFilter` is a downloader middleware. For every request of a
 :class:`~newsspider.spiders.news.NewsSpider` whose canonical URL is an article of the
@@ -8,13 +8,10 @@ a file, is what makes it hold across runs, across a wiped ``JOBDIR`` and across
 machines sharing one PostgreSQL. List pages, feeds and robots.txt always pass: they
 are how new articles are found.
 
-One indexed ``SELECT`` per article request, rather than a per-site set of stored URLs
-loaded when the spider opens. Measured over 200,000 stored articles
-(``storage/runs.py``): a lookup costs ~0.13 ms on SQLite and ~0.65 ms on PostgreSQL
-over loopback, so a night with 5,000 article links per site spends 1-3 s per site on
-it. A preload took ~1 s and ~29 MB per 200,000 URLs and grows with the corpus (eight
-sites of a million articles each would hold over a gigabyte), while the lookup stays
-flat in memory and also sees rows other machines store during the run.
+One indexed ``SELECT`` per article request (``storage.runs.url_is_stored``), rather than
+a per-site set of stored URLs loaded when the spider opens: a preload grows with the
+corpus (eight sites of a million articles each would hold over a gigabyte), while the
+lookup stays flat in memory and also sees rows other machines store during the run.
 
 Enabled by the setting ``INCREMENTAL`` (``NotConfigured`` when off). It is off for
 ``scrapy crawl``, where a re-crawl refreshes stored rows with the page as it is now
@@ -39,18 +36,14 @@ from typing import TYPE_CHECKING, Self
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
-from sqlalchemy.orm import Session
-
 from newsspider.sites import Site
-from newsspider.storage import engine_for, resolve_database_url
-from newsspider.storage.db import DEFAULT_BUSY_TIMEOUT
-from newsspider.storage.runs import ensure_schema, url_is_stored
+from newsspider.storage import Engine, create_schema, engine_from_settings, session
+from newsspider.storage.runs import url_is_stored
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
-    from sqlalchemy import Engine
 
 __all__ = ["PRIORITY", "SKIPPED_STAT", "StoredUrlFilter"]
 
@@ -64,31 +57,20 @@ SKIPPED_STAT = "newsspider/skipped_stored"
 class StoredUrlFilter:
     """Ignore article requests whose canonical URL is already in ``articles``."""
 
-    def __init__(
-        self,
-        database_url: str,
-        stats: StatsCollector,
-        *,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-    ) -> None:
-        self.database_url = database_url
-        self.busy_timeout = busy_timeout
+    def __init__(self, engine: Engine, stats: StatsCollector) -> None:
+        #: The same engine as CorpusPipeline's (``engine_from_settings`` is cached).
+        self.engine = engine
         self.stats = stats
         self.site: Site | None = None
-        self.engine: Engine | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         s = crawler.settings
-        if not s.getbool("INCREMENTAL", False):
+        if not s.getbool("INCREMENTAL"):
             # No message: Scrapy logs a NotConfigured with one as a WARNING, and off is
             # the normal state of every plain crawl.
             raise NotConfigured
-        mw = cls(
-            resolve_database_url(s.get("DATABASE_URL")),
-            crawler.stats,
-            busy_timeout=s.getfloat("NEWS_DB_BUSY_TIMEOUT", DEFAULT_BUSY_TIMEOUT),
-        )
+        mw = cls(engine_from_settings(s), crawler.stats)
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         return mw
 
@@ -99,23 +81,21 @@ class StoredUrlFilter:
         if self.site is None:
             logger.info("INCREMENTAL: %s has no Site row, nothing is skipped", spider.name)
             return
-        # The same engine as CorpusPipeline's (engine_for is cached on these arguments).
-        self.engine = engine_for(self.database_url, busy_timeout=self.busy_timeout)
-        ensure_schema(self.engine)
+        create_schema(self.engine)
         logger.info("INCREMENTAL: stored %s articles are not downloaded again", self.site.key)
 
     def process_request(self, request: Request) -> None:
         """Raise ``IgnoreRequest`` for a stored article; pass everything else on."""
-        site, engine = self.site, self.engine
-        if site is None or engine is None or request.method != "GET":
+        site = self.site
+        if site is None or request.method != "GET":
             return
         if request.meta.get("incremental") is False:
             return
         url = site.canonical_url(request.url)
         if not site.is_article(url):
             return
-        with Session(engine) as session:
-            stored = url_is_stored(session, url)
+        with session(self.engine) as s:
+            stored = url_is_stored(s, url)
         if stored:
             self.stats.inc_value(SKIPPED_STAT)
             logger.debug("already stored, not downloaded: %s", url)

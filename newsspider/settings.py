@@ -46,6 +46,7 @@ ITEM_PIPELINES = {
 }
 # SQLAlchemy URL; None: $DATABASE_URL, else sqlite:///<project>/data/corpus.db
 DATABASE_URL = None
+CORPUS_ENABLED = True  # False: CorpusPipeline is off (extract without storing)
 NEWS_DB_BATCH = 50  # articles per transaction
 NEWS_DB_BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for a lock
 # A write batch that fails transiently (SQLite locked past the busy timeout, PostgreSQL

@@ -40,7 +40,7 @@ from newsspider.pipelines.extract import (
     trained_xpath_params,
 )
 from newsspider.storage import create_schema, engine_for
-from newsspider.storage.thresholds import create_thresholds_table, save_thresholds
+from newsspider.storage.thresholds import save_thresholds
 from tests.test_xpathseg import BODY, PAGE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,7 +104,6 @@ def database_url(tmp_path: Path) -> str:
 def train(database_url: str, site: str, t: Thresholds) -> None:
     engine = engine_for(database_url)
     create_schema(engine)
-    create_thresholds_table(engine)
     with Session(engine) as session, session.begin():
         save_thresholds(session, site, t)
 

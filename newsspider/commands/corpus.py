@@ -25,9 +25,8 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from newsspider.sites import SITES
-from newsspider.storage import Article, Corpus, engine_for, resolve_database_url
+from newsspider.storage import Article, Corpus, engine_from_settings, index_missing
 from newsspider.storage.corpus import DEFAULT_TZ, EXPORT_COLUMNS, EXPORT_FORMATS, utc_day_bounds
-from newsspider.storage.fts import index_missing
 
 ACTIONS = ("search", "show", "export", "stats")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -106,10 +105,7 @@ class Command(ScrapyCommand):
         if since and until and since >= until:
             raise UsageError("--since must be before --until", print_help=False)
         assert self.settings is not None
-        engine = engine_for(
-            resolve_database_url(self.settings.get("DATABASE_URL")),
-            busy_timeout=self.settings.getfloat("NEWS_DB_BUSY_TIMEOUT", 30.0),
-        )
+        engine = engine_from_settings(self.settings)
         if index_missing(engine):
             print("adding the search index to the stored articles (once)...", file=sys.stderr)  # noqa: T201
         corpus = Corpus(engine)

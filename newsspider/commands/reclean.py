@@ -17,9 +17,7 @@ from typing import Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from newsspider.extraction.linehash import DEFAULT_L
-from newsspider.storage import create_schema, engine_for, resolve_database_url, run_reclean
-from newsspider.storage.reclean import DEFAULT_MIN_RC
+from newsspider.storage import create_schema, engine_from_settings, run_reclean
 
 
 class Command(ScrapyCommand):
@@ -46,15 +44,12 @@ class Command(ScrapyCommand):
             raise UsageError("reclean takes no arguments, only options")
         assert self.settings is not None
         s = self.settings
-        L = s.getint("LINEHASH_L", DEFAULT_L)
-        growth = s.getfloat("RECLEAN_GROWTH", 2.0)
-        min_RC = s.getint("RECLEAN_MIN_RC", DEFAULT_MIN_RC)
+        L = s.getint("LINEHASH_L")
+        growth = s.getfloat("RECLEAN_GROWTH")
+        min_RC = s.getint("RECLEAN_MIN_RC")
         if growth < 1:
             raise UsageError("RECLEAN_GROWTH must be at least 1", print_help=False)
-        engine = engine_for(
-            resolve_database_url(s.get("DATABASE_URL")),
-            busy_timeout=s.getfloat("NEWS_DB_BUSY_TIMEOUT", 30.0),
-        )
+        engine = engine_from_settings(s)
         create_schema(engine)
         try:
             reports = run_reclean(

@@ -3,14 +3,14 @@
 Per sample page, the middle centroid of a 1-D k-means (``Clusternum = 3``) of the
 ``Length`` and of the ``B_n`` values of all its xpath clusters (eq. (6), (8)); over the
 ``M`` pages, the minimum of each (eq. (9), (11)). The result goes to the
-``xpath_thresholds`` table (``newsspider/storage/thresholds.py``) of ``DATABASE_URL``,
+``xpath_thresholds`` table of ``DATABASE_URL``,
 replacing the site's earlier row, and the ``xpath`` method uses it for that site.
 
 The samples must be raw HTML, which the corpus does not keep (``articles`` stores the
 extracted text), so they come from one of:
 
-* ``--dataset DIR``: a dataset folder (``cases.jsonl`` + ``html/``, the layout of
-  ``../shared/datasets``): its pages whose ``site`` or URL lies in the site's
+* ``--dataset DIR``: a dataset folder (``cases.jsonl`` + ``html/``, one file per
+  page): its pages whose ``site`` or URL lies in the site's
   ``allowed_domains``, in file order, or every page with ``--all-pages`` (a folder saved
   for one site, whatever its cases say);
 * ``--warc FILE``: the site's *stored articles*, newest first, read from a WARC archive
@@ -19,137 +19,34 @@ extracted text), so they come from one of:
 
 ``--pages N`` (default 20) is ``M``, the number of sample pages used. Pages that are not
 HTML or have no text are skipped and do not count. ``--dry-run`` prints without storing.
+The sampling and training are :mod:`newsspider.training`; this is the command around it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
-import zlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
-from newsspider.evaluation import load_cases
-from newsspider.extraction.errors import ExtractionError
-from newsspider.extraction.xpathseg import CLUSTERNUM, Thresholds, page_thresholds, train_thresholds
-from newsspider.replay import WarcIndex
-from newsspider.sites import SITES, Site
-from newsspider.storage import Article, create_schema, engine_for, resolve_database_url
-from newsspider.storage.thresholds import create_thresholds_table, save_thresholds
-
-logger = logging.getLogger(__name__)
+from newsspider.extraction.xpathseg import Thresholds
+from newsspider.sites import SITES
+from newsspider.storage import (
+    Engine,
+    create_schema,
+    engine_from_settings,
+    save_thresholds,
+    session,
+    stored_urls,
+    transaction,
+)
+from newsspider.training import Trained, dataset_samples, train_site, warc_samples
 
 #: ``--pages`` default: the number ``M`` of sample pages.
 DEFAULT_PAGES = 20
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """One sample page: a name to print, its bytes and HTTP headers (for the charset)."""
-
-    name: str
-    html: bytes
-    headers: dict[str, str] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Trained:
-    """The per-page thresholds of the samples used and their minimum (None: no usable page)."""
-
-    result: Thresholds | None
-    pages: list[tuple[str, Thresholds]]
-    skipped: list[tuple[str, str]]  # (name, reason)
-
-
-def train_site(samples: Iterator[Sample], pages: int, k: int = CLUSTERNUM) -> Trained:
-    """Eq. (6)-(11) over the first ``pages`` usable samples."""
-    used: list[tuple[str, Thresholds]] = []
-    skipped: list[tuple[str, str]] = []
-    for sample in samples:
-        if len(used) >= pages:
-            break
-        try:
-            found = page_thresholds(sample.html, headers=sample.headers, Clusternum=k)
-        except ExtractionError as exc:
-            skipped.append((sample.name, f"not HTML: {exc}"))
-            continue
-        if found is None:
-            skipped.append((sample.name, "no text"))
-            continue
-        used.append((sample.name, found))
-    return Trained(train_thresholds(t for _, t in used), used, skipped)
-
-
-def _in_domains(host: str, domains: Sequence[str]) -> bool:
-    host = host.lower().strip(".")
-    return any(host == d or host.endswith("." + d) for d in domains)
-
-
-def dataset_samples(directory: Path, site: Site | None) -> Iterator[Sample]:
-    """The pages of a dataset folder that belong to ``site`` (all of them for None)."""
-    for case in load_cases(directory):
-        if site is not None:
-            ours = (case.site is not None and _in_domains(case.site, site.allowed_domains)) or (
-                case.url is not None and site.owns(case.url)
-            )
-            if not ours:
-                continue
-        yield Sample(f"{directory.name}/{case.id}", case.html)
-
-
-def _decoded_body(body: bytes, headers: Sequence[tuple[str, str]]) -> bytes | None:
-    """The body without its Content-Encoding (a WARC keeps what the server sent)."""
-    coding = next((v for k, v in headers if k.lower() == "content-encoding"), "").strip().lower()
-    if coding in ("", "identity"):
-        return body
-    if coding in ("gzip", "x-gzip", "deflate"):
-        try:
-            return zlib.decompress(body, zlib.MAX_WBITS | 32)  # gzip or zlib header
-        except zlib.error:
-            try:
-                return zlib.decompress(body, -zlib.MAX_WBITS)  # raw deflate
-            except zlib.error:
-                return None
-    return None
-
-
-def warc_samples(archive: Path, urls: Sequence[str]) -> Iterator[Sample]:
-    """The archived responses of ``urls`` (stored articles), in the given order."""
-    index = WarcIndex(archive)
-    try:
-        for url in urls:
-            record = index.get(url)
-            if record is None or not 200 <= record.status < 300:
-                continue
-            body = _decoded_body(record.body, record.headers)
-            if body is None:
-                logger.warning("train: %s has an encoding we cannot undo; skipped", url)
-                continue
-            headers = {k: v for k, v in record.headers if k.lower() == "content-type"}
-            yield Sample(url, body, headers or None)
-    finally:
-        index.close()
-
-
-def stored_urls(database_url: str, site: str, busy_timeout: float) -> list[str]:
-    """URLs of the site's stored articles, newest fetch first."""
-    engine = engine_for(database_url, busy_timeout=busy_timeout)
-    create_schema(engine)  # a new database: no articles yet, not an error
-    with Session(engine) as session:
-        stmt = (
-            select(Article.url)
-            .where(Article.site == site)
-            .order_by(Article.fetched_at.desc(), Article.id.desc())
-        )
-        return list(session.scalars(stmt))
 
 
 class Command(ScrapyCommand):
@@ -191,9 +88,7 @@ class Command(ScrapyCommand):
                 print_help=False,
             )
         assert self.settings is not None
-        s = self.settings
-        database_url = resolve_database_url(s.get("DATABASE_URL"))
-        busy_timeout = s.getfloat("NEWS_DB_BUSY_TIMEOUT", 30.0)
+        engine = engine_from_settings(self.settings)
         site = SITES.get(site_key)
         if opts.dataset is not None:
             if not (opts.dataset / "cases.jsonl").is_file():
@@ -208,7 +103,9 @@ class Command(ScrapyCommand):
         else:
             if not opts.warc.is_file():
                 raise UsageError(f"no such archive: {opts.warc}", print_help=False)
-            urls = stored_urls(database_url, site_key, busy_timeout)
+            create_schema(engine)  # a new database: no articles yet, not an error
+            with session(engine) as s:
+                urls = stored_urls(s, site_key)
             if not urls:
                 raise UsageError(f"no stored articles of site {site_key!r}", print_help=False)
             samples = warc_samples(opts.warc, urls)
@@ -218,15 +115,14 @@ class Command(ScrapyCommand):
             self.exitcode = 1
             return
         if not opts.dry_run:
-            self._store(database_url, busy_timeout, site_key, trained.result)
+            self._store(engine, site_key, trained.result)
         self._print(site_key, trained, opts)
 
     @staticmethod
-    def _store(database_url: str, busy_timeout: float, site: str, result: Thresholds) -> None:
-        engine = engine_for(database_url, busy_timeout=busy_timeout)
-        create_thresholds_table(engine)
-        with Session(engine) as session, session.begin():
-            save_thresholds(session, site, result)
+    def _store(engine: Engine, site: str, result: Thresholds) -> None:
+        create_schema(engine)
+        with transaction(engine) as s:
+            save_thresholds(s, site, result)
 
     @staticmethod
     def _print(site: str, trained: Trained, opts: argparse.Namespace) -> None:

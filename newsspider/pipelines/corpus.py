@@ -5,7 +5,7 @@ transaction: its line counts (LC, RC) and its articles are committed together
 or not at all, so a crash leaves every stored article whole and the line table
 consistent with the articles it counted.
 
-Failures while writing (issue 7):
+Failures while writing:
 
 - **Transient** (``storage.db.is_transient``: SQLite locked by another writer for longer
   than ``NEWS_DB_BUSY_TIMEOUT``, PostgreSQL restarting or unreachable): the whole
@@ -43,29 +43,33 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Self
 
 from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.settings import BaseSettings
 from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
-from sqlalchemy.orm import Session
 from twisted.internet.defer import DeferredLock
 
-from newsspider.extraction.linehash import DEFAULT_L, CleanResult, page_md5
+from newsspider.extraction.linehash import CleanResult, page_md5
 from newsspider.pipelines.extract import await_future
-from newsspider.runreport import DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_FINISH
+from newsspider.nightly.report import DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_FINISH
 from newsspider.storage import (
-    CrawlRun,
+    Backoff,
+    Engine,
+    Session,
     SqlLineTable,
     create_schema,
-    engine_for,
-    resolve_database_url,
+    display_url,
+    engine_from_settings,
+    is_transient,
+    seen_contents,
+    transaction,
     upsert_articles,
 )
-from newsspider.storage.db import DEFAULT_RETRY_SECONDS, Backoff, is_transient, seen_contents
+from newsspider.storage.runs import finish_crawl_run, start_crawl_run
 
 __all__ = ["ALL_BOILERPLATE", "DATABASE_UNAVAILABLE", "STORE_ERROR", "CorpusPipeline"]
 
@@ -95,34 +99,36 @@ class _Written:
 
 
 class CorpusPipeline:
-    """Clean each article's ``raw_text`` with its site's line table and store it."""
+    """Clean each article's ``raw_text`` with its site's line table and store it.
+
+    Built from settings (:meth:`from_settings`; :meth:`from_crawler` in a crawl): the
+    keyword arguments are those settings, ``NEWS_DB_BATCH``, ``LINEHASH_*`` and
+    ``NEWS_DB_RETRY_SECONDS``, whose defaults live in ``settings.py``.
+    """
 
     def __init__(
         self,
-        database_url: str,
+        engine: Engine,
         *,
-        batch: int = 50,
-        linehash: bool = True,
-        L: int = DEFAULT_L,
-        prune_every: int = 100,
-        once_per_page: bool = True,
-        busy_timeout: float = 30.0,
-        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+        batch: int,
+        linehash: bool,
+        L: int,
+        prune_every: int,
+        once_per_page: bool,
+        retry_seconds: float,
         stats=None,
         crawler: Crawler | None = None,
     ) -> None:
-        self.database_url = database_url
+        self.engine = engine
         self.batch = max(1, batch)
         self.linehash = linehash
         self.L = L
         self.prune_every = prune_every
         self.once_per_page = once_per_page
-        self.busy_timeout = busy_timeout
         self.retry_seconds = retry_seconds
         self.stats = stats
         self.crawler = crawler
         self.pending: list[Any] = []
-        self.engine = None
         self.run_id: int | None = None
         self.site_keys: set[str] = set()
         #: one batch at a time; items behind a retrying batch wait here
@@ -136,40 +142,42 @@ class CorpusPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
-        s = crawler.settings
-        if not s.getbool("CORPUS_ENABLED", True):
+        if not crawler.settings.getbool("CORPUS_ENABLED"):
             raise NotConfigured("CORPUS_ENABLED is off")
+        return cls.from_settings(crawler.settings, stats=crawler.stats, crawler=crawler)
+
+    @classmethod
+    def from_settings(
+        cls, settings: BaseSettings, *, stats=None, crawler: Crawler | None = None
+    ) -> Self:
+        """The pipeline the settings describe, on :func:`engine_from_settings`'s engine."""
+        s = settings
         return cls(
-            resolve_database_url(s.get("DATABASE_URL")),
-            batch=s.getint("NEWS_DB_BATCH", 50),
-            linehash=s.getbool("LINEHASH_ENABLED", True),
-            L=s.getint("LINEHASH_L", DEFAULT_L),
-            prune_every=s.getint("LINEHASH_PRUNE_EVERY", 100),
-            once_per_page=s.getbool("LINEHASH_ONCE_PER_PAGE", True),
-            busy_timeout=s.getfloat("NEWS_DB_BUSY_TIMEOUT", 30.0),
-            retry_seconds=s.getfloat("NEWS_DB_RETRY_SECONDS", DEFAULT_RETRY_SECONDS),
-            stats=crawler.stats,
+            engine_from_settings(s),
+            batch=s.getint("NEWS_DB_BATCH"),
+            linehash=s.getbool("LINEHASH_ENABLED"),
+            L=s.getint("LINEHASH_L"),
+            prune_every=s.getint("LINEHASH_PRUNE_EVERY"),
+            once_per_page=s.getbool("LINEHASH_ONCE_PER_PAGE"),
+            retry_seconds=s.getfloat("NEWS_DB_RETRY_SECONDS"),
+            stats=stats,
             crawler=crawler,
         )
 
     # -- spider lifecycle ---------------------------------------------------
 
     def open_spider(self, spider=None) -> None:
-        self.engine = engine_for(self.database_url, busy_timeout=self.busy_timeout)
         spider = spider or (self.crawler.spider if self.crawler else None)
         site = getattr(getattr(spider, "site", None), "key", None) or getattr(spider, "name", "")
         # Before any page is fetched, so waiting here (blocking) holds nothing up.
         for wait in self._retrying("open the crawl run", self._open_run, site):
             time.sleep(wait)
-        logger.info("storing into %s (crawl run %s)", _safe_url(self.database_url), self.run_id)
+        logger.info("storing into %s (crawl run %s)", display_url(self.engine), self.run_id)
 
     def _open_run(self, site: str) -> None:
         create_schema(self.engine)
-        with Session(self.engine) as session, session.begin():
-            run = CrawlRun(site=site, started_at=datetime.now(UTC), status="running")
-            session.add(run)
-            session.flush()
-            self.run_id = run.id
+        with transaction(self.engine) as session:
+            self.run_id = start_crawl_run(session, site)
 
     def close_spider(self, spider=None) -> Coroutine[Any, Any, None] | None:
         """Store what is pending and finish the ``crawl_runs`` row.
@@ -254,8 +262,8 @@ class CorpusPipeline:
         """The first attempt at a batch, in this pipeline's writer thread.
 
         SQLite does the FTS indexing and the line table's lookups in C without the GIL, so
-        the reactor goes on fetching and parsing meanwhile (+8% pages/s, issue 7,
-        ``benchmarks/crawl_throughput.py``), and a writer waiting out another's lock no
+        the reactor goes on fetching and parsing meanwhile
+        (``benchmarks/crawl_throughput.py``), and a writer waiting out another's lock no
         longer stops the crawl. Retries (rare) stay in the reactor thread, in ``_store``.
         """
         if self._writer is None:
@@ -337,7 +345,7 @@ class CorpusPipeline:
         """Clean and store ``items`` in one transaction (raises; rolled back on failure)."""
         written = _Written()
         rows = []
-        with Session(self.engine) as session, session.begin():
+        with transaction(self.engine) as session:
             pages = []
             for item in items:
                 adapter = ItemAdapter(item)
@@ -379,10 +387,11 @@ class CorpusPipeline:
     ) -> dict[int, CleanResult]:
         """The line table's verdict on each page (by index), site by site, in page order.
 
-        A page is a duplicate, filtered but not counted (§B3 "skip exact duplicate pages"),
-        when its site already stores its text or an earlier page of the batch had it. One
-        query for the stored texts and one :meth:`SqlLineTable.clean_batch` per site and
-        batch, instead of five statements per page (issue 7, crawl throughput).
+        A page is a duplicate, filtered but not counted (exact duplicate pages are skipped,
+        an addition to Li & Jiang 2012 §2.2), when its site already stores its text or an
+        earlier page of the batch had it. One query for the stored texts and one
+        :meth:`SqlLineTable.clean_batch` per site and batch, instead of five statements
+        per page.
         """
         by_site: dict[str, list[int]] = {}
         for k, (_, site, _, _) in enumerate(pages):
@@ -481,25 +490,27 @@ class CorpusPipeline:
     # -- crawl run row ----------------------------------------------------------
 
     def _finish_run(self, status: str) -> None:
-        if self.run_id is None or self.engine is None:
+        if self.run_id is None:
             return
         stats = self.stats.get_stats() if self.stats else {}
-        with Session(self.engine) as session, session.begin():
-            run = session.get(CrawlRun, self.run_id)
-            run.finished_at = datetime.now(UTC)
-            run.status = status
-            run.pages_fetched = int(stats.get("downloader/response_count", 0))
-            run.items_new = int(stats.get("newsspider/articles_new", 0))
-            run.items_updated = int(stats.get("newsspider/articles_updated", 0))
-            run.items_dropped = int(stats.get("item_dropped_count", 0))
-            run.drop_reasons = json.dumps(_by_suffix(stats, "item_dropped_reasons_count/"))
-            run.errors = int(stats.get("log_count/ERROR", 0))
-            run.fetch_failures = sum(_by_suffix(stats, "newsspider/fetch_failed/").values())
-            run.fetch_failure_reasons = json.dumps(
-                _by_suffix(stats, "newsspider/fetch_failed_reason/")
+        with transaction(self.engine) as session:
+            finish_crawl_run(
+                session,
+                self.run_id,
+                status=status,
+                pages_fetched=int(stats.get("downloader/response_count", 0)),
+                items_new=int(stats.get("newsspider/articles_new", 0)),
+                items_updated=int(stats.get("newsspider/articles_updated", 0)),
+                items_dropped=int(stats.get("item_dropped_count", 0)),
+                drop_reasons=json.dumps(_by_suffix(stats, "item_dropped_reasons_count/")),
+                errors=int(stats.get("log_count/ERROR", 0)),
+                fetch_failures=sum(_by_suffix(stats, "newsspider/fetch_failed/").values()),
+                fetch_failure_reasons=json.dumps(
+                    _by_suffix(stats, "newsspider/fetch_failed_reason/")
+                ),
+                retries=int(stats.get("retry/count", 0)),
+                db_retries=int(stats.get("newsspider/db_retries", 0)),
             )
-            run.retries = int(stats.get("retry/count", 0))
-            run.db_retries = int(stats.get("newsspider/db_retries", 0))
 
 
 def _by_suffix(stats: dict[str, Any], prefix: str) -> dict[str, int]:
@@ -525,10 +536,3 @@ def _short(exc: BaseException) -> str:
     orig = getattr(exc, "orig", None) or exc
     message = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
     return f"{type(orig).__name__}: {message}" if message else type(orig).__name__
-
-
-def _safe_url(url: str) -> str:
-    """The database URL without its password, for logs."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)

@@ -59,6 +59,7 @@ from newsspider.extraction.encoding import overruled_declaration
 from newsspider.extraction.methods import DEFAULT_METHOD, METHOD_MODES, get_method
 from newsspider.extraction.model import ExtractedArticle
 from newsspider.sites import SITES
+from newsspider.storage import load_all_thresholds
 
 logger = logging.getLogger(__name__)
 
@@ -564,23 +565,7 @@ def trained_xpath_params(database_url: str) -> dict[str, dict[str, float]]:
     pages' own thresholds (the documented default), with a warning when the database
     could not be read.
     """
-    from sqlalchemy import inspect as sql_inspect
-    from sqlalchemy.exc import SQLAlchemyError
-    from sqlalchemy.orm import Session
-
-    from newsspider.storage import engine_for
-    from newsspider.storage.thresholds import XpathThresholds, all_thresholds
-
-    try:
-        engine = engine_for(database_url)
-        if not sql_inspect(engine).has_table(XpathThresholds.__tablename__):
-            found = {}
-        else:
-            with Session(engine) as session:
-                found = all_thresholds(session)
-    except SQLAlchemyError as exc:
-        logger.warning("xpath thresholds not read (%s): per-page thresholds for every site", exc)
-        return {}
+    found = load_all_thresholds(database_url)
     for site, t in found.items():
         logger.info(
             "xpath thresholds of %s: Length_Threshold=%.1f, B_n_Threshold=%.3f (M=%s)",

@@ -1,46 +1,96 @@
-"""SQL storage (SQLAlchemy 2): the corpus table, the line-hash state and crawl runs.
+"""SQL storage (SQLAlchemy 2): the corpus, the line-hash state, crawl and nightly runs.
 
-The only package that imports sqlalchemy (STYLE.md, module boundaries). Works the same on
-SQLite (the default, ``data/corpus.db``) and PostgreSQL (``postgresql+psycopg://...``).
+The only package that imports sqlalchemy; ``tests/test_layout_storage.py`` holds every
+other module to it. Pipelines, middlewares and commands get an engine from
+:func:`engine_from_settings`, open a session with :func:`transaction` (or
+:func:`session`) and call the functions here; they never build a query. Works the same
+on SQLite (the default, ``data/corpus.db``) and PostgreSQL (``postgresql+psycopg://...``).
+
+Modules, each named for what it holds:
+
+- ``models``: every table; ``schema``: :func:`create_schema`, the one call that creates
+  them all (search structures included, from ``fts``);
+- ``engine``: URLs, engines and sessions;
+- ``db``: article upserts and look-ups, transient-failure handling;
+- ``lines``: the line-hash table of Li & Jiang 2012 §2.2; ``reclean``: re-cleaning stored
+  articles with it;
+- ``runs``: crawl and nightly run rows; ``thresholds``: trained xpath thresholds (Hou &
+  Yang 2011 §3.3); ``corpus`` and ``fts``: querying the corpus.
 """
 
 from .corpus import Corpus, CorpusStats, SearchHit, SiteStats, read_export
-from .db import (
-    create_schema,
+from .db import Backoff, is_transient, seen_content, seen_contents, stored_urls, upsert_articles
+from .engine import (
+    Engine,
+    Session,
+    SettingsLike,
     default_database_url,
+    display_url,
     engine_for,
+    engine_from_settings,
     resolve_database_url,
-    seen_content,
-    upsert_articles,
+    session,
+    transaction,
 )
-from .fts import setup_search
+from .fts import index_missing, setup_search
 from .lines import SqlLineTable
-from .models import Article, Base, CrawlRun, LineCount, SiteLineStats, UTCDateTime
-from .reclean import RecleanReport, SiteReclean, reclean, reclean_due, run_reclean
+from .models import (
+    Article,
+    Base,
+    CrawlRun,
+    LineCount,
+    NightlyRun,
+    NightlySiteRun,
+    SiteLineStats,
+    SiteReclean,
+    UTCDateTime,
+    XpathThresholds,
+)
+from .reclean import RecleanReport, reclean, reclean_due, reclean_if_due, run_reclean
+from .schema import create_schema
+from .thresholds import load_all_thresholds, save_thresholds
 
 __all__ = [
     "Article",
+    "Backoff",
     "Base",
     "Corpus",
     "CorpusStats",
     "CrawlRun",
+    "Engine",
     "LineCount",
+    "NightlyRun",
+    "NightlySiteRun",
     "RecleanReport",
     "SearchHit",
+    "Session",
+    "SettingsLike",
     "SiteLineStats",
     "SiteReclean",
     "SiteStats",
     "SqlLineTable",
     "UTCDateTime",
+    "XpathThresholds",
     "create_schema",
     "default_database_url",
+    "display_url",
     "engine_for",
+    "engine_from_settings",
+    "index_missing",
+    "is_transient",
+    "load_all_thresholds",
     "read_export",
     "reclean",
     "reclean_due",
+    "reclean_if_due",
     "resolve_database_url",
     "run_reclean",
+    "save_thresholds",
     "seen_content",
+    "seen_contents",
+    "session",
     "setup_search",
+    "stored_urls",
+    "transaction",
     "upsert_articles",
 ]

@@ -25,9 +25,9 @@ from sqlalchemy.orm import Session
 from newsspider.sites import SITES
 
 from . import fts
-from .db import create_schema, engine_for
-from .models import Article, LineCount, SiteLineStats, UTCDateTime
-from .reclean import SiteReclean
+from .engine import engine_for
+from .models import Article, LineCount, SiteLineStats, SiteReclean, UTCDateTime
+from .schema import create_schema
 
 ExportFormat = Literal["jsonl", "csv"]
 EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")

@@ -1,11 +1,20 @@
-"""Tables of the corpus (Li & Jiang 2012 fig. 2, ALGORITHMS.md §B4) and of the line-hash state.
+"""Every newsspider table: the corpus, the line-hash state, crawl and nightly runs, re-cleans
+and trained xpath thresholds. ``schema.create_schema`` creates them all.
 
-``articles`` is the corpus table of fig. 2 (``urladdr`` -> ``url``, ``newstime`` ->
+``articles`` is the corpus table of Li & Jiang 2012 fig. 2 (``urladdr`` -> ``url``, ``newstime`` ->
 ``published``, ``updatetime`` -> ``updated_at``), plus what we need to re-clean and
 de-duplicate: the text before line-hash cleaning, its MD5 and the encoding it was decoded
 from. ``line_counts`` and ``site_line_stats`` hold the §B3 table (``LC`` per line, ``RC`` per
 site); their DB columns are lower case (``lc``, ``rc``) so PostgreSQL needs no quoted
-identifiers, while Python keeps the papers' names (``LineCount.LC``, ``table.c.LC``).
+identifiers, while Python keeps the papers' names (``LineCount.LC``, ``table.c.LC``);
+so do ``site_reclean.last_reclean_rc`` and the Hou & Yang 2011 §3.3 thresholds of
+``xpath_thresholds`` (``XpathThresholds.Length_Threshold``, ``B_n_Threshold``).
+
+The nightly run adds ``nightly_runs`` (the run as a whole: host and PID, which sites,
+status, exit code, the printed report, so a morning reader finds last night's report in
+the database) and ``nightly_site_runs`` (per site: the link to its ``crawl_runs`` row and
+what only the nightly run sees). They are tables of their own rather than more
+``crawl_runs`` columns because a plain ``scrapy crawl`` has none of these figures.
 
 Every timestamp is stored in UTC through :class:`UTCDateTime` because SQLite's ``DATETIME``
 keeps no offset: without it a value written as Asia/Shanghai would read back naive and
@@ -17,7 +26,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import DateTime, Index, Integer, String, Text, TypeDecorator
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+)
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -63,11 +82,12 @@ class Base(DeclarativeBase):
 
 
 class Article(Base):
-    """One news article: a row of the corpus table (Li & Jiang fig. 2, §B4)."""
+    """One news article: a row of the corpus table (Li & Jiang 2012 fig. 2)."""
 
     __tablename__ = "articles"
     __table_args__ = (
-        # "Skip exact duplicate pages" (§B3): looked up per site by seen_content().
+        # Exact duplicate pages are skipped before the line table counts them:
+        # looked up per site by seen_contents().
         Index("ix_articles_site_content_md5", "site", "content_md5"),
     )
 
@@ -89,7 +109,7 @@ class Article(Base):
 
 
 class LineCount(Base):
-    """``LC`` of one line MD5 on one site (Li & Jiang §2.2, ALGORITHMS.md §B3)."""
+    """``LC`` of one line MD5 on one site (Li & Jiang 2012 §2.2)."""
 
     __tablename__ = "line_counts"
 
@@ -99,7 +119,8 @@ class LineCount(Base):
 
 
 class SiteLineStats(Base):
-    """``RC`` of one site (pages counted, §B3 step 3) and the ``RC`` of its last pruning."""
+    """``RC`` of one site (pages counted, Li & Jiang 2012 §2.2 step 3) and the ``RC`` of its
+    last pruning."""
 
     __tablename__ = "site_line_stats"
 
@@ -142,3 +163,94 @@ class CrawlRun(Base):
     fetch_failure_reasons: Mapped[str] = mapped_column(Text, default="{}")
     retries: Mapped[int] = mapped_column(Integer, default=0)
     db_retries: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SiteReclean(Base):
+    """The last re-clean of one site (``reclean.py``): the ``RC`` it used, when, and what it
+    changed; ``reclean_due`` compares the table's ``RC`` of today with it."""
+
+    __tablename__ = "site_reclean"
+
+    site: Mapped[str] = mapped_column(String(64), primary_key=True)
+    last_reclean_RC: Mapped[int] = mapped_column(
+        "last_reclean_rc", Integer, key="last_reclean_RC", default=0
+    )
+    reclean_at: Mapped[datetime | None]
+    articles: Mapped[int] = mapped_column(Integer, default=0)
+    changed: Mapped[int] = mapped_column(Integer, default=0)
+    lines_removed: Mapped[int] = mapped_column(Integer, default=0)
+    lines_restored: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class XpathThresholds(Base):
+    """A site's trained Hou & Yang 2011 §3.3 thresholds and its sample page count ``M``."""
+
+    __tablename__ = "xpath_thresholds"
+
+    site: Mapped[str] = mapped_column(String(64), primary_key=True)
+    Length_Threshold: Mapped[float] = mapped_column(
+        "length_threshold", Float, key="Length_Threshold"
+    )
+    B_n_Threshold: Mapped[float] = mapped_column("b_n_threshold", Float, key="B_n_Threshold")
+    pages: Mapped[int] = mapped_column(Integer)
+    trained_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    def __repr__(self) -> str:
+        return (
+            f"XpathThresholds(site={self.site!r}, Length_Threshold={self.Length_Threshold!r}, "
+            f"B_n_Threshold={self.B_n_Threshold!r}, pages={self.pages!r})"
+        )
+
+
+class NightlyRun(Base):
+    """One ``scrapy nightly`` invocation that got past the lock.
+
+    ``status``: ``running`` while it runs, then ``finished`` (exit status 0),
+    ``failed`` (non-zero), or ``killed`` when a later run on the same host found it
+    still ``running`` (the process died without finishing its row).
+    """
+
+    __tablename__ = "nightly_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+    host: Mapped[str] = mapped_column(String(255), index=True)
+    pid: Mapped[int] = mapped_column(Integer)
+    sites: Mapped[str] = mapped_column(Text)  # comma-separated site keys
+    status: Mapped[str] = mapped_column(String(32), default="running")
+    exit_code: Mapped[int | None] = mapped_column(Integer)
+    report: Mapped[str | None] = mapped_column(Text)
+
+
+class NightlySiteRun(Base):
+    """One site's crawl inside a nightly run: the figures ``crawl_runs`` lacks.
+
+    ``outcome``: ``ok``, ``failed`` (the exit status is non-zero) or ``interrupted``
+    (stopped by SIGTERM/SIGINT; its job directory is kept for the next start), NULL
+    while running. ``pages_ok`` counts 2xx responses other than robots.txt;
+    ``median_body_chars`` is over the ``raw_text`` of the items stored, NULL when none:
+    measured at run time from the items themselves, because recomputing it later from
+    ``articles`` would drift as re-crawls and re-cleans rewrite rows, and the health checks
+    compare it across runs. A site that failed before its ``crawl_runs`` row existed (a bad
+    spider argument, an unreachable database) still gets a row, with ``crawl_run_id``
+    NULL, so the failure is on record.
+    """
+
+    __tablename__ = "nightly_site_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    nightly_run_id: Mapped[int] = mapped_column(ForeignKey("nightly_runs.id"), index=True)
+    crawl_run_id: Mapped[int | None] = mapped_column(
+        ForeignKey("crawl_runs.id"), unique=True, index=True
+    )
+    site: Mapped[str] = mapped_column(String(64), index=True)
+    outcome: Mapped[str | None] = mapped_column(String(32))
+    finish_reason: Mapped[str | None] = mapped_column(String(64))
+    resumed: Mapped[bool] = mapped_column(Boolean, default=False)
+    requests: Mapped[int] = mapped_column(Integer, default=0)
+    pages_ok: Mapped[int] = mapped_column(Integer, default=0)
+    skipped_stored: Mapped[int] = mapped_column(Integer, default=0)
+    bodies: Mapped[int] = mapped_column(Integer, default=0)
+    median_body_chars: Mapped[int | None] = mapped_column(Integer)
+    note: Mapped[str | None] = mapped_column(Text)

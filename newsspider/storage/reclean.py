@@ -1,4 +1,4 @@
-"""Re-cleaning stored articles with the matured line table (Li & Jiang 2012 §2.2, §B3).
+"""Re-cleaning stored articles with the matured line table (Li & Jiang 2012 §2.2).
 
 The line table learns as it goes: a boilerplate line is kept on the first page that shows
 it (``LC = 1 <= int(1 + RC/L)``), and a line that repeats slowly (a footer on one page in
@@ -11,9 +11,11 @@ counted when they were crawled) and rewrites ``content`` where the lines differ.
 A re-clean can also *restore* lines: the threshold grows with ``RC``, so a line that a few
 early pages shared and that never came back is body again by today's table.
 
-``site_reclean`` remembers the ``RC`` of each site's last re-clean, so :func:`reclean_due`
-can say when the table has grown enough (by a factor, e.g. ``RECLEAN_GROWTH = 2``) for
-another pass to be worth its time.
+``site_reclean`` (``models.SiteReclean``) remembers the ``RC`` of each site's last
+re-clean, so :func:`reclean_due` can say when the table has grown enough (by a factor,
+the setting ``RECLEAN_GROWTH``) for another pass to be worth its time; a site never
+re-cleaned waits for ``RECLEAN_MIN_RC`` pages, before which the table is too young to know
+more than it knew while crawling. Both defaults come from ``settings.py``.
 """
 
 from __future__ import annotations
@@ -23,40 +25,22 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, Integer, String, select, update
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import Engine, select, update
+from sqlalchemy.orm import Session
 
+from newsspider import settings as defaults
 from newsspider.extraction.linehash import DEFAULT_L, split_lines
 
 from .db import dialect_insert
 from .lines import SqlLineTable
-from .models import Article, Base, SiteLineStats, utcnow
+from .models import Article, SiteLineStats, SiteReclean, utcnow
 
 logger = logging.getLogger(__name__)
 
 #: Articles read, re-cleaned and committed per transaction.
-DEFAULT_BATCH = 500
-#: No first re-clean before the site has counted this many pages: earlier, the table is
-#: too young to know more than it knew while crawling.
-DEFAULT_MIN_RC = 100
+BATCH = 500
 
 ARTICLES = Article.__table__
-
-
-class SiteReclean(Base):
-    """The last re-clean of one site: the ``RC`` it used, when, and what it changed."""
-
-    __tablename__ = "site_reclean"
-
-    site: Mapped[str] = mapped_column(String(64), primary_key=True)
-    last_reclean_RC: Mapped[int] = mapped_column(
-        "last_reclean_rc", Integer, key="last_reclean_RC", default=0
-    )
-    reclean_at: Mapped[datetime | None]
-    articles: Mapped[int] = mapped_column(Integer, default=0)
-    changed: Mapped[int] = mapped_column(Integer, default=0)
-    lines_removed: Mapped[int] = mapped_column(Integer, default=0)
-    lines_restored: Mapped[int] = mapped_column(Integer, default=0)
 
 
 @dataclass(slots=True)
@@ -83,7 +67,7 @@ def reclean(
     site: str | None = None,
     *,
     L: int = DEFAULT_L,
-    batch: int = DEFAULT_BATCH,
+    batch: int = BATCH,
 ) -> dict[str, RecleanReport]:
     """Re-apply each site's line table to the ``raw_text`` of its stored articles.
 
@@ -176,8 +160,8 @@ def run_reclean(
     *,
     L: int = DEFAULT_L,
     growth: float | None = None,
-    min_RC: int = DEFAULT_MIN_RC,
-    batch: int = DEFAULT_BATCH,
+    min_RC: int = defaults.RECLEAN_MIN_RC,
+    batch: int = BATCH,
 ) -> dict[str, RecleanReport]:
     """``scrapy reclean`` in one call: the stored sites (or ``site``), optionally only those
     :func:`reclean_due` with ``growth``, each re-cleaned in its own session.
@@ -199,7 +183,7 @@ def run_reclean(
 
 
 def reclean_due(
-    session: Session, site: str, growth: float, *, min_RC: int = DEFAULT_MIN_RC
+    session: Session, site: str, growth: float, *, min_RC: int = defaults.RECLEAN_MIN_RC
 ) -> bool:
     """Whether ``site``'s table has grown enough since its last re-clean to run another.
 
@@ -215,3 +199,19 @@ def reclean_due(
     if not last:
         return RC >= min_RC
     return RC > last and RC >= growth * last
+
+
+def reclean_if_due(
+    engine: Engine,
+    site: str,
+    growth: float,
+    *,
+    L: int = DEFAULT_L,
+    min_RC: int = defaults.RECLEAN_MIN_RC,
+) -> dict[str, RecleanReport]:
+    """Re-clean ``site`` when :func:`reclean_due` says so (the nightly run's step); ``{}``
+    when it is not due. Its own session, committed per batch by :func:`reclean`."""
+    with Session(engine) as session:
+        if not reclean_due(session, site, growth, min_RC=min_RC):
+            return {}
+        return reclean(session, site, L=L)

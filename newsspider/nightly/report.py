@@ -1,4 +1,4 @@
-"""The nightly run report and the site health checks, as pure functions (issue 5 item 1).
+"""The nightly run report and the site health checks, as pure functions.
 
 Input is plain data: one :class:`SiteRun` per site crawl, built by
 :mod:`newsspider.storage.runs` from its ``crawl_runs`` row (pages, new, updated,
@@ -45,6 +45,8 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from newsspider import settings as defaults
 
 __all__ = [
     "Band",
@@ -125,11 +127,12 @@ class SiteRun:
 
 @dataclass(frozen=True, slots=True)
 class HealthPolicy:
-    """The knobs of :func:`check_health`; the module docstring explains each."""
+    """The knobs of :func:`check_health`; the module docstring explains each. ``window`` and
+    ``k`` are the settings ``NIGHTLY_HEALTH_RUNS`` and ``NIGHTLY_HEALTH_K``."""
 
-    window: int = 7
+    window: int = defaults.NIGHTLY_HEALTH_RUNS
     min_history: int = 3
-    k: float = 3.0
+    k: float = defaults.NIGHTLY_HEALTH_K
     drop_share_floor: float = 0.10
     articles_factor: float = 2.0
     body_factor: float = 1.5

@@ -1,0 +1,14 @@
+"""``scrapy nightly``: every site crawled incrementally, one run at a time, with a report.
+
+The command (``newsspider/commands/nightly.py``) parses options and calls
+:func:`newsspider.nightly.run.run_nightly`. The modules, in the order a run uses them:
+
+- ``lock``: the host's run lock (``flock``), so a second start exits at once;
+- ``jobdir``: each site's resumable ``JOBDIR`` and the marker saying how it was left;
+- ``crawl``: one site's crawler, what its signals report, and its recorded outcome;
+- ``run``: the run itself (lock, crawl every site, re-clean, report);
+- ``report``: the report and the site health checks, pure functions of plain values.
+
+Nothing is imported here, so ``newsspider.nightly.report`` (which ``storage`` and the
+pipelines use for its values) loads without the crawl machinery.
+"""

@@ -1,0 +1,275 @@
+"""One nightly run, start to end: lock, crawl every site, record, re-clean, report.
+
+What one run does, in this order:
+
+1. **Lock** (``lock.py``): a second start raises :class:`~.lock.LockHeld`, which the
+   command turns into exit status 75.
+2. **Crawl every site concurrently** (``crawl.py``). The sites share one engine (one
+   SQLite writer at a time, ``NEWS_DB_BUSY_TIMEOUT`` for the others; short transactions
+   of ``NEWS_DB_BATCH`` articles). One site that fails does not stop the others.
+3. **Incremental**: ``INCREMENTAL`` is on (``newsspider.incremental.StoredUrlFilter``),
+   so an article URL already in ``articles`` is never downloaded again; ``-s
+   INCREMENTAL=False`` refreshes everything instead.
+4. **Resumable** (``jobdir.py``): each site crawls with ``JOBDIR = NIGHTLY_JOBDIR/<site>``;
+   a cleanly stopped crawl is resumed by a start within ``NIGHTLY_RESUME_HOURS``.
+5. **Record**: ``CorpusPipeline`` writes each site's ``crawl_runs`` row; the run adds
+   ``nightly_runs`` (the run) and ``nightly_site_runs`` (per site: outcome, requests,
+   skipped, median body length).
+6. **Re-clean** (``newsspider.storage.reclean``, Li & Jiang 2012 §2.2 applied again to
+   stored articles) every site whose crawl ended ``ok`` and whose line table grew by
+   ``RECLEAN_GROWTH`` (0 turns it off) since its last re-clean.
+7. **Report** (``report.py``): kept in ``nightly_runs.report`` and each site's part in its
+   ``crawl_runs.report``, with a WARNING line for each site figure outside its recent
+   range, and per site what failed on the way: requests that got no page after their
+   retries, by reason (``http_404``, ``timeout``, ``connection_lost``…), downloads
+   retried and write batches that waited for the database. A crawl closed because the
+   database stayed unavailable (``database_unavailable``) counts as a failed site.
+
+Exit status: 0; 1 when a site failed entirely (the crawl raised, storing failed, or no
+page came back 2xx) or a re-clean failed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.conf import closest_scrapy_cfg
+
+from newsspider.incremental import PRIORITY, StoredUrlFilter
+from newsspider.storage import Engine, create_schema, engine_from_settings, reclean_if_due
+from newsspider.storage import runs as runstore
+from newsspider.storage import session as open_session
+from newsspider.storage import transaction
+
+from . import report
+from .crawl import SiteCrawl
+from .jobdir import prepare_jobdir
+from .lock import RunLock
+
+if TYPE_CHECKING:
+    from scrapy.crawler import CrawlerProcessBase
+    from scrapy.settings import Settings
+
+__all__ = ["NightlyResult", "project_path", "run_nightly"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class NightlyResult:
+    """How a nightly run ended: its exit status and the report to print."""
+
+    exit_code: int
+    report: str
+
+
+def project_path(value: str) -> Path:
+    """A path setting: relative paths are relative to the project (scrapy.cfg's folder)."""
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path
+    cfg = closest_scrapy_cfg()
+    return (Path(cfg).resolve().parent if cfg else Path.cwd()) / path
+
+
+def run_nightly(
+    process: CrawlerProcessBase,
+    sites: list[str],
+    spargs: dict[str, str],
+    *,
+    growth: float,
+) -> NightlyResult:
+    """Run the nightly crawl of ``sites`` in ``process`` under the host's lock.
+
+    ``spargs`` go to every site's spider; ``growth`` is ``RECLEAN_GROWTH`` (0: no
+    re-clean), checked by the caller. Raises :class:`~.lock.LockHeld` when another run
+    holds the lock (nothing is started then).
+    """
+    with RunLock(project_path(process.settings.get("NIGHTLY_LOCK"))):
+        return _run_locked(process, sites, spargs, growth)
+
+
+def _enable_incremental(settings: Settings) -> None:
+    """INCREMENTAL on unless given on the command line; the middleware in the chain.
+
+    Set at ``cmdline`` priority: a command's ``default_settings`` rank below the
+    project's ``settings.py``, which keeps it off for plain crawls.
+    """
+    if (settings.getpriority("INCREMENTAL") or 0) < SETTINGS_PRIORITIES["cmdline"]:
+        settings.set("INCREMENTAL", True, priority="cmdline")
+    settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", StoredUrlFilter, PRIORITY)
+    if settings.get("JOBDIR"):
+        logger.warning(
+            "JOBDIR=%s is ignored: nightly gives each site its own under NIGHTLY_JOBDIR",
+            settings.get("JOBDIR"),
+        )
+
+
+def _run_locked(
+    process: CrawlerProcessBase, sites: list[str], spargs: dict[str, str], growth: float
+) -> NightlyResult:
+    _enable_incremental(process.settings)
+    engine = engine_from_settings(process.settings)
+    create_schema(engine)
+    host = socket.gethostname()
+    with transaction(engine) as session:
+        killed = runstore.mark_killed_runs(session, host)
+        nightly_id = runstore.start_nightly_run(session, host=host, pid=os.getpid(), sites=sites)
+    if killed:
+        logger.warning("nightly runs %s on %s never finished (killed?): marked killed", killed, host)
+    logger.info("nightly run %s: %s", nightly_id, ", ".join(sites))
+    try:
+        return _crawl_and_report(process, engine, sites, spargs, growth, nightly_id, host)
+    except BaseException as exc:
+        _abort(engine, nightly_id, exc)
+        raise
+
+
+def _crawl_and_report(
+    process: CrawlerProcessBase,
+    engine: Engine,
+    sites: list[str],
+    spargs: dict[str, str],
+    growth: float,
+    nightly_id: int,
+    host: str,
+) -> NightlyResult:
+    """Crawl, settle each site, re-clean, report."""
+    s = process.settings
+    started_at = datetime.now(UTC)
+    jobs_setting = s.get("NIGHTLY_JOBDIR")  # "" turns JOBDIR off
+    jobs_root = project_path(jobs_setting) if jobs_setting else None
+    max_age = timedelta(hours=s.getfloat("NIGHTLY_RESUME_HOURS"))
+    crawls: list[SiteCrawl] = []
+    for site in sites:
+        crawler = process.create_crawler(site)
+        job = None
+        if jobs_root is not None:
+            job = prepare_jobdir(jobs_root / site, now=started_at, max_age=max_age)
+            if job.note:  # a resume is news; discarded state is worth a look
+                level = logging.INFO if job.resumed else logging.WARNING
+                logger.log(level, "%s: %s", site, job.note)
+            crawler.settings.set("JOBDIR", str(job.path), priority="cmdline")
+        crawl = SiteCrawl(site, crawler, job, engine, nightly_id)
+        crawl.connect()
+        crawl.watch(process.crawl(crawler, **spargs))
+        crawls.append(crawl)
+    process.start()
+
+    finished = datetime.now(UTC)
+    outcomes = {c.site: c.finish(now=finished) for c in crawls}
+    ok_sites = [site for site, outcome in outcomes.items() if outcome == report.OK]
+    extra, reclean_failures = _reclean(
+        engine, ok_sites, growth, L=s.getint("LINEHASH_L"), min_RC=s.getint("RECLEAN_MIN_RC")
+    )
+    policy = report.HealthPolicy(
+        window=s.getint("NIGHTLY_HEALTH_RUNS"), k=s.getfloat("NIGHTLY_HEALTH_K")
+    )
+    return _report(engine, crawls, nightly_id, host, started_at, extra, reclean_failures, policy)
+
+
+def _reclean(
+    engine: Engine, sites: list[str], growth: float, *, L: int, min_RC: int
+) -> tuple[list[str], int]:
+    """Re-clean the sites whose line table grew enough; report lines and failures."""
+    if growth <= 0:
+        return ["reclean: off (RECLEAN_GROWTH = 0)"], 0
+    lines: list[str] = []
+    failures = 0
+    for site in sites:
+        try:
+            reports = reclean_if_due(engine, site, growth, L=L, min_RC=min_RC)
+        except Exception:
+            # Any failure here (database, a bug) must not cost the crawl report: it is
+            # logged with its traceback, named in the report, and makes the exit status 1.
+            logger.exception("reclean of %s failed", site)
+            failures += 1
+            lines.append(f"reclean: {site} FAILED (see the log)")
+            continue
+        for key, found in reports.items():
+            figures = found.as_dict()
+            lines.append(f"reclean: {key}: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
+    if not lines:
+        lines.append(f"reclean: no site due (RECLEAN_GROWTH = {growth:g})")
+    return lines, failures
+
+
+def _report(
+    engine: Engine,
+    crawls: list[SiteCrawl],
+    nightly_id: int,
+    host: str,
+    started_at: datetime,
+    extra: list[str],
+    other_failures: int,
+    policy: report.HealthPolicy,
+) -> NightlyResult:
+    """Build, store and log the report."""
+    with open_session(engine) as session:
+        site_runs = [runstore.site_run(session, c.site_run_id) for c in crawls if c.site_run_id]
+        history = {
+            r.site: runstore.recent_site_runs(
+                session, r.site, exclude_nightly_run_id=nightly_id, limit=policy.window
+            )
+            for r in site_runs
+        }
+    warnings = {r.site: report.check_health(r, history[r.site], policy) for r in site_runs}
+    sizes = {site: report.history_size(h, policy) for site, h in history.items()}
+    exit_code = report.exit_status(site_runs, other_failures=other_failures)
+    text = report.nightly_report(
+        site_runs,
+        warnings,
+        nightly_run_id=nightly_id,
+        host=host,
+        started_at=started_at,
+        finished_at=datetime.now(UTC),
+        exit_code=exit_code,
+        history_runs=sizes,
+        policy=policy,
+        extra=extra,
+    )
+    with transaction(engine) as session:
+        for r in site_runs:
+            if r.crawl_run_id is not None:
+                site_text = report.site_report(
+                    r,
+                    warnings[r.site],
+                    history_runs=sizes[r.site],
+                    policy=policy,
+                    nightly_run_id=nightly_id,
+                )
+                runstore.save_site_report(session, r.crawl_run_id, site_text)
+        runstore.finish_nightly_run(session, nightly_id, exit_code=exit_code, report=text)
+    for site_warnings in warnings.values():
+        for w in site_warnings:
+            logger.warning("health: %s", w.message)
+    for r in site_runs:
+        if r.outcome == report.FAILED:
+            logger.error("%s failed: %s", r.site, r.note)
+    return NightlyResult(exit_code, text)
+
+
+def _abort(engine: Engine, nightly_id: int, exc: BaseException) -> None:
+    """Close the run's row as failed when the run itself breaks, then let it raise.
+
+    Best effort: when the database is what broke, the row stays ``running`` and the next
+    run on this host marks it ``killed``.
+    """
+    try:
+        with transaction(engine) as session:
+            runstore.finish_nightly_run(
+                session,
+                nightly_id,
+                exit_code=1,
+                report=f"nightly run {nightly_id} aborted: {type(exc).__name__}: {exc}",
+            )
+    except Exception:
+        logger.exception("could not record the end of nightly run %s", nightly_id)
+
