@@ -1,7 +1,7 @@
 """What the Li & Jiang line-hash table removes from real pages (not a test).
 
 Runs extraction (best and paper mode) over a dataset in its case order, feeds
-each body to the line table (ALGORITHMS.md §B3, L = 50, our once-per-page
+each body to the line table (Li & Jiang 2012 §2.2, L = 50, our once-per-page
 improvement on), and counts the lines it drops, split into boilerplate (not in
 the page's gold body) and body lines lost (in the gold body), against the
 extracted body before cleaning.

@@ -1,4 +1,4 @@
-"""A local test site and a crawl runner shared by the reliability tests (issue 7).
+"""A local test site and a crawl runner shared by the reliability tests.
 
 Nothing here touches the network: :class:`LocalServer` is a ``ThreadingHTTPServer``
 bound to 127.0.0.1 on a free port (bound on construction, so no sleep is needed), serving
@@ -28,6 +28,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from scrapy.settings import Settings
+from sqlalchemy import event
+
+import newsspider.settings as project_settings_module
+from newsspider.storage import Base, engine_for, engine_from_settings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -131,15 +137,20 @@ def serve(routes: dict[str, Route] | None = None) -> Iterator[LocalServer]:
 def fresh_database(url: str) -> str:
     """Drop every newsspider table of ``url`` (a shared PostgreSQL test database); return it.
 
-    Imports the modules that register the nightly and re-clean tables first, so
-    ``drop_all`` knows every table and foreign key a crawl may have created.
+    ``storage.models`` declares every table, so ``drop_all`` knows each table and foreign
+    key a crawl may have created.
     """
-    import newsspider.storage.reclean
-    import newsspider.storage.runs  # noqa: F401
-    from newsspider.storage import Base, engine_for
-
     Base.metadata.drop_all(engine_for(url))
     return url
+
+
+def project_settings(**overrides: Any) -> Settings:
+    """The project's settings (``newsspider/settings.py``) with ``overrides``, as a crawl
+    started in the project would see them: for building a component without a crawl."""
+    settings = Settings()
+    settings.setmodule(project_settings_module, priority="project")
+    settings.update(overrides, priority="cmdline")
+    return settings
 
 
 # -- misbehaving routes ------------------------------------------------------------------------
@@ -306,21 +317,14 @@ class SlowArticleCommits:
     ``TEST-HOOK: committing article batch N`` to stderr and sleeps ``TEST_COMMIT_DELAY``
     seconds, so a test can SIGKILL the crawl while a whole batch (line counts and
     articles) is written but not committed. It listens on the pipeline's own engine
-    (``engine_for`` is cached on the same arguments).
+    (``engine_from_settings`` is cached on the same arguments).
     """
 
     def __init__(self, crawler: Any) -> None:
-        from sqlalchemy import event
-
-        from newsspider.storage import engine_for, resolve_database_url
-
         s = crawler.settings
         self.delay = s.getfloat("TEST_COMMIT_DELAY", 1.0)
         self.batches = 0
-        engine = engine_for(
-            resolve_database_url(s.get("DATABASE_URL")),
-            busy_timeout=s.getfloat("NEWS_DB_BUSY_TIMEOUT", 30.0),
-        )
+        engine = engine_from_settings(s)
         event.listen(engine, "before_cursor_execute", self.before_cursor_execute)
         event.listen(engine, "commit", self.commit)
 

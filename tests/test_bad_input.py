@@ -1,4 +1,4 @@
-"""Bad input from a local server (issue 7 item 4): no crash, a log line naming the URL, and
+"""Bad input from a local server: no crash, a log line naming the URL, and
 the page either stored correctly or dropped with a counted reason, while the good pages of
 the same crawl are stored.
 
@@ -50,6 +50,7 @@ from tests.localserver import (
     article_html,
     fresh_database,
     links_page,
+    project_settings,
     run_crawl,
     serve,
 )
@@ -325,7 +326,9 @@ def test_nul_characters_are_removed_before_storing(database_url: str) -> None:
 
     from newsspider.items import ArticleItem
 
-    pipeline = CorpusPipeline(database_url, batch=2, stats=FakeStats())
+    pipeline = CorpusPipeline.from_settings(
+        project_settings(DATABASE_URL=database_url, NEWS_DB_BATCH=2), stats=FakeStats()
+    )
     pipeline.open_spider(None)
     for n in (1, 2):
         pipeline.process_item(

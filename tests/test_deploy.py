@@ -1,4 +1,4 @@
-"""The scheduling recipes of ``deploy/`` (issue 5 item 2), each checked for real.
+"""The scheduling recipes of ``deploy/``, each checked for real.
 
 - Scrapyd: a real ``scrapyd`` on 127.0.0.1 in a temporary folder; the project is
   deployed with ``deploy/scrapyd_deploy.py`` (``scrapyd-deploy`` in a scratch copy, so
@@ -31,7 +31,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from newsspider.commands.nightly import EXIT_LOCKED
+from newsspider.nightly.lock import EXIT_LOCKED
 from newsspider.storage import Article, CrawlRun, engine_for
 from tests.pgserver import free_port
 from tests.test_nightly import build_archive, site_pages

@@ -1,4 +1,4 @@
-"""Network faults from a local server (issue 7 item 5): retried or dropped as the settings
+"""Network faults from a local server: retried or dropped as the settings
 say, logged with the URL, counted, and shown in ``crawl_runs`` and the nightly report.
 
 The faults: 5xx (a 500 that stays, a 503 that goes away), a response that never comes
@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from warcio.warcwriter import WARCWriter
 
 from newsspider.replay import write_response_record
-from newsspider.runreport import (
+from newsspider.nightly.report import (
     DATABASE_UNAVAILABLE,
     FAILED,
     OK,

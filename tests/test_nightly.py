@@ -1,4 +1,4 @@
-"""``scrapy nightly`` end to end (issue 5 items 1 and 5), plus its pure parts.
+"""``scrapy nightly`` end to end, plus its pure parts.
 
 Every crawl runs ``python -m scrapy.cmdline nightly`` in a child process through a WARC
 replay archive (``REPLAY_ARCHIVE``: no network) whose start pages sit at the sites' real
@@ -36,17 +36,11 @@ from scrapy.utils.test import get_crawler
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from newsspider.commands.nightly import (
-    EXIT_LOCKED,
-    JobDir,
-    LockHeld,
-    RunLock,
-    finish_jobdir,
-    prepare_jobdir,
-)
 from newsspider.incremental import SKIPPED_STAT, StoredUrlFilter
 from newsspider.replay import build_warc
-from newsspider.runreport import (
+from newsspider.nightly.jobdir import JobDir, finish_jobdir, prepare_jobdir
+from newsspider.nightly.lock import EXIT_LOCKED, LockHeld, RunLock
+from newsspider.nightly.report import (
     FAILED,
     INTERRUPTED,
     OK,
@@ -65,12 +59,14 @@ from newsspider.storage import (
     Article,
     Base,
     CrawlRun,
+    NightlyRun,
+    NightlySiteRun,
     SiteLineStats,
+    create_schema,
     engine_for,
     upsert_articles,
 )
-from newsspider.storage.nightly_models import NightlyRun, NightlySiteRun
-from newsspider.storage.runs import ensure_schema, recent_site_runs
+from newsspider.storage.runs import recent_site_runs
 from tests.conftest import DATASETS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -305,7 +301,7 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path, datasets):
     pages = site_pages("netease") + site_pages("sina")
     archive = build_archive(tmp_path, "night", pages)
     url = f"sqlite:///{tmp_path / 'corpus.db'}"
-    ensure_schema(engine_for(url))  # so the polling below finds the table from the start
+    create_schema(engine_for(url))  # so the polling below finds the table from the start
     park = json.dumps(
         {"newsspider.replay.WarcReplayMiddleware": 950, "tests.test_nightly.ParkAfter": 940}
     )
@@ -370,7 +366,7 @@ def test_report_warns_when_a_site_leaves_its_recent_range(tmp_path, datasets):
     """Five earlier nights of ~200 long articles; tonight 57 shorter ones: two WARNINGs."""
     url = f"sqlite:///{tmp_path / 'corpus.db'}"
     engine = engine_for(url)
-    ensure_schema(engine)
+    create_schema(engine)
     with Session(engine) as s, s.begin():
         for i in range(5):
             night = NightlyRun(host="elsewhere", pid=1, sites="netease", status="finished")
@@ -403,12 +399,7 @@ def test_report_warns_when_a_site_leaves_its_recent_range(tmp_path, datasets):
         assert night.report == out.strip()
         run = last_site_runs(url)["netease"]
         assert "WARNING netease: articles per run" in s.get(CrawlRun, run.crawl_run_id).report
-    try:
-        import newsspider.storage.reclean  # noqa: F401
-    except ImportError:
-        assert "reclean: skipped, newsspider.storage.reclean unavailable" in out
-    else:
-        assert re.search(r"^reclean: netease: .*articles 57", out, re.M), out
+    assert re.search(r"^reclean: netease: .*articles 57", out, re.M), out
 
 
 def test_exit_status_is_1_when_a_site_fails_entirely(tmp_path, datasets):
@@ -516,7 +507,7 @@ def test_stored_url_filter_skips_stored_articles_only(tmp_path):
     url = f"sqlite:///{tmp_path / 'c.db'}"
     article = "https://www.163.com/news/article/ABCDEFGH12345678.html"
     engine = engine_for(url)
-    ensure_schema(engine)
+    create_schema(engine)
     with Session(engine) as s, s.begin():
         upsert_articles(
             s, [{"url": article, "site": "netease", "source": "网易新闻", "content": "正文",
@@ -649,7 +640,7 @@ def test_nightly_report_lists_every_site_and_its_notes():
 
 def test_recent_site_runs_are_the_ok_runs_newest_first(tmp_path):
     engine = engine_for(f"sqlite:///{tmp_path / 'c.db'}")
-    ensure_schema(engine)
+    create_schema(engine)
     with Session(engine) as s, s.begin():
         night = NightlyRun(host="h", pid=1, sites="netease")
         s.add(night)

@@ -1,4 +1,4 @@
-"""Politeness and safety defaults (issue 7 item 8), tested rather than assumed.
+"""Politeness and safety defaults, tested rather than assumed.
 
 - robots.txt is obeyed: a path it disallows is never requested, for ``*`` and for our
   own product token;

@@ -1,4 +1,4 @@
-"""Re-cleaning stored articles with the matured line table (Li & Jiang 2012 §2.2, §B3).
+"""Re-cleaning stored articles with the matured line table (Li & Jiang 2012 §2.2).
 
 The state is built the way a crawl builds it: a sequence of pages goes through
 ``CorpusPipeline`` (line table learning, then the upsert, in batches), on SQLite and on a
@@ -33,6 +33,7 @@ from newsspider.storage import (
     reclean,
     reclean_due,
 )
+from tests.localserver import project_settings
 from tests.test_corpus import scrapy
 
 FOOTER = "网易新闻版权所有，未经授权不得转载。"
@@ -90,7 +91,9 @@ def item(site: str, k: int, text: str) -> ArticleItem:
 def crawl(url: str, site: str, texts: list[str]) -> Stats:
     """Feed pages through CorpusPipeline as a crawl would (batches of 10)."""
     stats = Stats()
-    pipeline = CorpusPipeline(url, batch=10, stats=stats)
+    pipeline = CorpusPipeline.from_settings(
+        project_settings(DATABASE_URL=url, NEWS_DB_BATCH=10), stats=stats
+    )
     pipeline.open_spider(None)
     for k, text in enumerate(texts):
         pipeline.process_item(item(site, k, text))

@@ -1,5 +1,5 @@
 """Storage on SQLite and on a real PostgreSQL (``tests/pgserver.py``): schema, upserts,
-aware datetimes, and the SQL line table agreeing with the pure one (ALGORITHMS.md §B3)."""
+aware datetimes, and the SQL line table agreeing with the pure one (Li & Jiang 2012 §2.2)."""
 
 import json
 import random
@@ -8,6 +8,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from scrapy.settings import Settings
 from sqlalchemy import Engine, inspect, select, text
 from sqlalchemy.exc import StatementError
 from sqlalchemy.orm import Session
@@ -22,11 +23,14 @@ from newsspider.storage import (
     SqlLineTable,
     create_schema,
     default_database_url,
+    display_url,
     engine_for,
+    engine_from_settings,
     resolve_database_url,
     seen_content,
     upsert_articles,
 )
+from tests.localserver import project_settings
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 
@@ -59,9 +63,12 @@ def article(url: str, **extra) -> dict:
 def test_create_schema_makes_every_table_and_is_idempotent(engine):
     create_schema(engine)  # second time: no error, nothing changes
     insp = inspect(engine)
-    assert {"articles", "line_counts", "site_line_stats", "crawl_runs"} <= set(
-        insp.get_table_names()
-    )
+    # Every table of models.py, with nothing else imported first (no registration by import).
+    assert set(Base.metadata.tables) <= set(insp.get_table_names())
+    assert {
+        "articles", "line_counts", "site_line_stats", "crawl_runs", "nightly_runs",
+        "nightly_site_runs", "site_reclean", "xpath_thresholds",
+    } <= set(insp.get_table_names())  # fmt: skip
     # Paper names in Python, lower case in the database (no quoted identifiers on PostgreSQL).
     assert {c["name"] for c in insp.get_columns("line_counts")} == {"site", "md5", "lc"}
     assert insp.get_pk_constraint("line_counts")["constrained_columns"] == ["site", "md5"]
@@ -103,7 +110,7 @@ def test_upsert_collapses_a_url_repeated_in_one_batch(engine):
 def test_upsert_rejects_unknown_or_missing_columns(engine):
     with Session(engine) as s, s.begin():
         with pytest.raises(ValueError, match="unknown"):
-            upsert_articles(s, [article("https://a/1", url="x")])
+            upsert_articles(s, [article("https://a/1", urladdr="x")])
         with pytest.raises(ValueError, match="lacks"):
             upsert_articles(s, [{"url": "https://a/1"}])
 
@@ -263,3 +270,18 @@ def test_database_url_resolution(monkeypatch, tmp_path):
     assert resolve_database_url(None) == "postgresql+psycopg://u@h/db"
     assert resolve_database_url("") == "postgresql+psycopg://u@h/db"  # empty -s falls back
     assert resolve_database_url("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_engine_from_settings_reads_url_and_busy_timeout(monkeypatch, tmp_path):
+    """One engine for the DATABASE_URL setting (else $DATABASE_URL) with NEWS_DB_BUSY_TIMEOUT;
+    the same cached engine as engine_for with those arguments, so components share a pool."""
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    eng = engine_from_settings(Settings({"DATABASE_URL": url, "NEWS_DB_BUSY_TIMEOUT": 1.5}))
+    assert eng is engine_for(url, busy_timeout=1.5)
+    with eng.connect() as conn:
+        assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 1500
+    env_url = f"sqlite:///{tmp_path / 'env.db'}"
+    monkeypatch.setenv("DATABASE_URL", env_url)
+    project = project_settings(DATABASE_URL=None)
+    assert engine_from_settings(project) is engine_for(env_url)  # settings.py's 30 s
+    assert display_url("postgresql+psycopg://u:secret@h/db") == "postgresql+psycopg://u:***@h/db"

@@ -1,4 +1,4 @@
-"""Storage faults (issue 7 item 6): a locked SQLite database, a crash in the middle of a
+"""Storage faults: a locked SQLite database, a crash in the middle of a
 write batch, PostgreSQL restarted during a crawl, and values the database refuses.
 
 The promise being tested (``newsspider/pipelines/corpus.py``): one batch is one
@@ -44,7 +44,8 @@ from newsspider.storage import (
     create_schema,
     engine_for,
 )
-from newsspider.storage.db import Backoff, add_missing_columns, is_transient
+from newsspider.storage.db import Backoff, is_transient
+from newsspider.storage.schema import add_missing_columns
 from tests.localserver import (
     REPO,
     FakeStats,
@@ -53,6 +54,7 @@ from tests.localserver import (
     crawl_command,
     fresh_database,
     links_page,
+    project_settings,
     run_crawl,
     serve,
     slow,
@@ -115,8 +117,10 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return fresh_database(request.getfixturevalue("postgresql_url"))
 
 
-def pipeline(url: str, *, batch: int = 4, **kwargs: object) -> CorpusPipeline:
-    p = CorpusPipeline(url, batch=batch, stats=FakeStats(), **kwargs)
+def pipeline(url: str, *, batch: int = 4, **settings: object) -> CorpusPipeline:
+    """A pipeline on ``url`` built from the project's settings and ``settings`` overrides."""
+    built = project_settings(DATABASE_URL=url, NEWS_DB_BATCH=batch, **settings)
+    p = CorpusPipeline.from_settings(built, stats=FakeStats())
     p.open_spider(None)
     return p
 
@@ -160,7 +164,7 @@ def sqlite_path(url: str) -> Path:
 
 def test_a_locked_database_makes_the_batch_wait_not_fail(tmp_path: Path, caplog) -> None:
     url = f"sqlite:///{tmp_path / 'corpus.db'}"
-    p = pipeline(url, busy_timeout=0.1, retry_seconds=30)
+    p = pipeline(url, NEWS_DB_BUSY_TIMEOUT=0.1, NEWS_DB_RETRY_SECONDS=30)
     locker = Locker(sqlite_path(url)).lock()
     releaser = locker.release_after(1.5)
     started = time.monotonic()
@@ -185,7 +189,7 @@ def test_a_locked_database_makes_the_batch_wait_not_fail(tmp_path: Path, caplog)
 def test_a_failure_mid_transaction_is_retried_whole_and_counted_once(database_url: str) -> None:
     """The batch fails after its line counts were written: they are rolled back with it,
     so the retry does not count the pages twice."""
-    p = pipeline(database_url, retry_seconds=30)
+    p = pipeline(database_url, NEWS_DB_RETRY_SECONDS=30)
     engine = p.engine
     failures: list[str] = []
 
@@ -244,7 +248,7 @@ def test_a_value_the_database_refuses_costs_only_its_own_article(database_url: s
 
 def test_a_database_locked_past_the_retry_time_drops_the_batch_loudly(tmp_path: Path, caplog):
     url = f"sqlite:///{tmp_path / 'corpus.db'}"
-    p = pipeline(url, batch=2, busy_timeout=0.1, retry_seconds=0.5)
+    p = pipeline(url, batch=2, NEWS_DB_BUSY_TIMEOUT=0.1, NEWS_DB_RETRY_SECONDS=0.5)
     locker = Locker(sqlite_path(url)).lock()
     with caplog.at_level(logging.WARNING, logger="newsspider.pipelines.corpus"):
         p.process_item(item(0))

@@ -1,4 +1,4 @@
-"""``scrapy train`` and the ``xpath_thresholds`` table (Hou & Yang 2011 §3.3, ALGORITHMS.md §D7).
+"""``scrapy train`` and the ``xpath_thresholds`` table (Hou & Yang 2011 §3.3).
 
 The sample pages are the hand-computed page of ``test_xpathseg`` (per-page thresholds:
 Length 24, B_n 105/136) and SMALL below, so every stored value is known in advance.
@@ -18,14 +18,14 @@ from scrapy.utils.project import get_project_settings
 from sqlalchemy import func, inspect, select
 from sqlalchemy.orm import Session
 
-from newsspider.commands.train import _decoded_body
+from newsspider.training import _decoded_body
 from newsspider.extraction.xpathseg import Thresholds, extract_xpath, page_thresholds
 from newsspider.replay import build_warc
 from newsspider.storage import create_schema, engine_for, upsert_articles
+from newsspider.storage.models import XpathThresholds
 from newsspider.storage.thresholds import (
-    XpathThresholds,
     all_thresholds,
-    create_thresholds_table,
+    load_all_thresholds,
     load_thresholds,
     save_thresholds,
     thresholds_params,
@@ -94,7 +94,7 @@ def scrapy(monkeypatch, capsys, db_url: str, *argv: str) -> tuple[int, str, str]
 
 def stored(db_url: str) -> dict[str, Thresholds]:
     engine = engine_for(db_url)
-    create_thresholds_table(engine)
+    create_schema(engine)
     with Session(engine) as session:
         return all_thresholds(session)
 
@@ -110,12 +110,12 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path):
     else:
         eng = engine_for(request.getfixturevalue("postgresql_url"))
         XpathThresholds.__table__.drop(eng, checkfirst=True)
-    create_thresholds_table(eng)
+    create_schema(eng)
     return eng
 
 
 def test_save_load_replace(engine):
-    create_thresholds_table(engine)  # idempotent
+    create_schema(engine)  # idempotent
     with Session(engine) as s, s.begin():
         assert load_thresholds(s, "netease") is None
         assert thresholds_params(s, "netease") == {}
@@ -135,9 +135,26 @@ def test_save_load_replace(engine):
     assert columns == {"site", "length_threshold", "b_n_threshold", "pages", "trained_at"}
 
 
+
+def test_load_all_thresholds_reads_without_creating(tmp_path, caplog):
+    """What a crawl reads once: the stored rows; ``{}`` without the table (and the table is
+    not created by reading); ``{}`` with a warning when the database cannot be read."""
+    url = f"sqlite:///{tmp_path / 'read.db'}"
+    assert load_all_thresholds(url) == {}
+    assert "xpath_thresholds" not in inspect(engine_for(url)).get_table_names()
+    engine = engine_for(url)
+    create_schema(engine)
+    with Session(engine) as s, s.begin():
+        save_thresholds(s, "sina", Thresholds(20.0, 1.5, 4))
+    assert load_all_thresholds(url) == {"sina": Thresholds(20.0, 1.5, 4)}
+    (tmp_path / "not-a-db").write_bytes(b"this is not a SQLite file" * 100)
+    with caplog.at_level("WARNING"):
+        assert load_all_thresholds(f"sqlite:///{tmp_path / 'not-a-db'}") == {}
+    assert "xpath thresholds not read" in caplog.text
+
 def test_stored_thresholds_drive_extraction(tmp_path):
     engine = engine_for(f"sqlite:///{tmp_path / 'th2.db'}")
-    create_thresholds_table(engine)
+    create_schema(engine)
     with Session(engine) as s, s.begin():
         save_thresholds(s, "netease", Thresholds(20.0, 1.0, 2))
         save_thresholds(s, "strict", Thresholds(20.0, 3.0, 2))

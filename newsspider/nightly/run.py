@@ -123,7 +123,9 @@ def _run_locked(
         killed = runstore.mark_killed_runs(session, host)
         nightly_id = runstore.start_nightly_run(session, host=host, pid=os.getpid(), sites=sites)
     if killed:
-        logger.warning("nightly runs %s on %s never finished (killed?): marked killed", killed, host)
+        logger.warning(
+            "nightly runs %s on %s never finished (killed?): marked killed", killed, host
+        )
     logger.info("nightly run %s: %s", nightly_id, ", ".join(sites))
     try:
         return _crawl_and_report(process, engine, sites, spargs, growth, nightly_id, host)

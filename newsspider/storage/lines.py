@@ -1,11 +1,11 @@
-"""The line-hash table of Li & Jiang 2012 §2.2 (ALGORITHMS.md §B3) kept in SQL.
+"""The line-hash table of Li & Jiang 2012 §2.2 kept in SQL.
 
 Same semantics as the pure :class:`newsspider.extraction.linehash.LineTable`, but ``LC`` and
 ``RC`` live in ``line_counts`` and ``site_line_stats`` so they survive runs and are shared by
 processes. :meth:`SqlLineTable.clean_batch` handles a batch of pages with a fixed handful of
 statements, whatever their length: read ``RC``, a multi-row upsert ``LC = LC + n``, one
 ``SELECT ... IN`` for the resulting counts, one ``UPDATE`` of ``RC`` (plus a pruning when one
-falls due): the crawl's path, 0.34 instead of 0.92 ms a page (benchmarks/crawl_throughput.py).
+falls due): the crawl's path (``benchmarks/crawl_throughput.py`` measures it).
 :meth:`~SqlLineTable.clean` and :meth:`~SqlLineTable.apply` are a batch of one page.
 The keep-or-drop decision is made only
 by the pure functions of ``linehash`` (:func:`decide_page`, :func:`keep_line`,
@@ -49,7 +49,7 @@ class SqlLineTable:
 
     ``L`` and ``once_per_page`` are as in ``linehash`` (``once_per_page=False`` is paper
     mode). ``prune_every`` pages after the last pruning, records with ``LC <= RC / 100`` are
-    deleted (§B3 step 4); 0 turns automatic pruning off.
+    deleted (Li & Jiang 2012 §2.2 step 4); 0 turns automatic pruning off.
     """
 
     def __init__(
@@ -89,11 +89,11 @@ class SqlLineTable:
 
     @property
     def RC(self) -> int:
-        """Pages of this site counted so far (§B3 step 3)."""
+        """Pages of this site counted so far (§2.2 step 3)."""
         return self._stats()[0]
 
     def clean(self, text: str) -> CleanResult:
-        """Denoise one page and learn from it (§B3 steps 1-3, and 4 when due).
+        """Denoise one page and learn from it (§2.2 steps 1-3, and 4 when due).
 
         As in ``LineTable.clean``, a page without any non-empty line is returned untouched
         and not counted. The statements are :meth:`clean_batch`'s for a batch of one.
@@ -182,8 +182,8 @@ class SqlLineTable:
     def apply(self, text: str) -> CleanResult:
         """Filter one page with the table as it stands, without learning from it.
 
-        For pages that must not be counted (our improvement "skip exact duplicate
-        pages before counting", ALGORITHMS.md §B3): a page whose exact text is
+        For pages that must not be counted (our addition to Li & Jiang 2012 §2.2: exact
+        duplicate pages are skipped before counting): a page whose exact text is
         already stored would otherwise count its lines twice, and mirrors of
         one article would erase each other.
         """
@@ -192,7 +192,7 @@ class SqlLineTable:
         return self.clean_batch([(text, False)])[0]
 
     def prune(self) -> int:
-        """§B3 step 4: delete this site's records with ``LC <= RC / 100``; return how many."""
+        """§2.2 step 4: delete this site's records with ``LC <= RC / 100``; return how many."""
         RC = self._stats()[0]
         deleted = self.session.execute(
             delete(LINE_COUNTS).where(

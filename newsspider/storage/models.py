@@ -4,7 +4,7 @@ and trained xpath thresholds. ``schema.create_schema`` creates them all.
 ``articles`` is the corpus table of Li & Jiang 2012 fig. 2 (``urladdr`` -> ``url``, ``newstime`` ->
 ``published``, ``updatetime`` -> ``updated_at``), plus what we need to re-clean and
 de-duplicate: the text before line-hash cleaning, its MD5 and the encoding it was decoded
-from. ``line_counts`` and ``site_line_stats`` hold the §B3 table (``LC`` per line, ``RC`` per
+from. ``line_counts`` and ``site_line_stats`` hold the §2.2 table (``LC`` per line, ``RC`` per
 site); their DB columns are lower case (``lc``, ``rc``) so PostgreSQL needs no quoted
 identifiers, while Python keeps the papers' names (``LineCount.LC``, ``table.c.LC``);
 so do ``site_reclean.last_reclean_rc`` and the Hou & Yang 2011 §3.3 thresholds of
