@@ -71,13 +71,17 @@ def test_archive_holds_every_page_behind_its_sites_start_page(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.warc.gz"]
 
 
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory) -> Path:
-    """The working tree copied alone into an empty temporary folder."""
-    root = tmp_path_factory.mktemp("bare") / "newsspider"
+def bare_copy(parent: Path) -> Path:
+    """The working tree copied alone into ``parent`` (an empty temporary folder)."""
+    root = parent / "newsspider"
     shutil.copytree(REPO, root, ignore=NOT_CLONED)
     assert not (root.parent / "shared").exists()
     return root
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    return bare_copy(tmp_path_factory.mktemp("bare"))
 
 
 def run_demo(clone: Path, database_url: str) -> subprocess.CompletedProcess[str]:
