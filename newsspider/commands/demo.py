@@ -19,7 +19,7 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from newsspider.demo import PAGES, build_demo_archive, print_report
-from newsspider.storage import Corpus, engine_for, resolve_database_url
+from newsspider.storage import Corpus, display_url, engine_from_settings
 
 
 class Command(ScrapyCommand):
@@ -58,8 +58,7 @@ class Command(ScrapyCommand):
                 self.crawler_process.crawl(site, start_urls=start)
             self.crawler_process.start()
 
-        url = resolve_database_url(self.settings.get("DATABASE_URL"))
-        engine = engine_for(url, busy_timeout=self.settings.getfloat("NEWS_DB_BUSY_TIMEOUT"))
-        print(f"\nstored in {url}:")  # noqa: T201
+        engine = engine_from_settings(self.settings)
+        print(f"\nstored in {display_url(engine)}:")  # noqa: T201
         print_report(Corpus(engine), archive.urls, sys.stdout)
         self.exitcode = int(bool(self.crawler_process.bootstrap_failed))
