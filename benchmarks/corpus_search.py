@@ -1,7 +1,7 @@
 """Corpus search at scale: FTS5 trigram (via ``Corpus.search``) against a full LIKE scan.
 
 Not a test. Builds a SQLite corpus of N articles (default 100,000) from the real Chinese
-pages of ../shared/datasets: each page's body is extracted once with ``extract_article``,
+pages of the labelled datasets (``--datasets``): each page's body is extracted once with ``extract_article``,
 then replicated with distinct URLs, sites and times and with its paragraphs shuffled (and
 some dropped) so that no two rows are alike. Rows are loaded into the schema as it was
 before search, then ``create_schema`` adds the FTS table and backfills it, as on upgrading

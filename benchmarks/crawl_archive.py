@@ -6,7 +6,7 @@ import it, and it runs itself as the child process of each measured crawl
 Twisted reactor and its own peak RSS.
 
 The archive
-    Every HTML file of every dataset under ``../shared/datasets`` (374 pages: articles,
+    Every HTML file of every labelled dataset under ``--datasets`` (374 pages: articles,
     list pages, English and Chinese, every encoding) is reused under distinct URLs until
     there are N article pages. Page ``n`` goes to site ``bench<n % sites>`` at
     ``http://bench<s>.example/news/<yyyymmdd>/a<n>.html``. Each copy gets ``[n] `` after
@@ -715,7 +715,7 @@ def add_archive_arguments(parser: argparse.ArgumentParser, *, pages: int, sites:
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     """The options every crawl benchmark shares: datasets, work folder, JSON report."""
-    parser.add_argument("--datasets", default=str(DATASETS), help="../shared/datasets")
+    parser.add_argument("--datasets", default=str(DATASETS), help="the labelled datasets folder")
     parser.add_argument(
         "--work",
         default=str(Path(tempfile.gettempdir()) / "newsspider-bench"),

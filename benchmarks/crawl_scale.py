@@ -4,7 +4,7 @@
         [--concurrency 16] [--tracemalloc FRAMES] [--json out.json]
 
 Builds (or reuses) a replay archive of ``--pages`` article pages (``crawl_archive.py``: the
-saved pages of ``../shared/datasets`` reused under distinct URLs, with unique body lines,
+saved pages of the labelled datasets reused under distinct URLs, with unique body lines,
 one archive file per site, written as a stream) and crawls it with the full pipeline, one
 ``NewsSpider`` per site in one process as ``scrapy nightly`` runs them, into a fresh SQLite
 database. Every ``--every`` pages (default: a tenth of ``--pages``) the crawl process

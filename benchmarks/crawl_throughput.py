@@ -5,7 +5,7 @@
         [--profile] [--json out.json]
 
 Builds (or reuses) a WARC replay archive of ``--pages`` article pages made from every saved
-page of ``../shared/datasets`` under distinct URLs (``crawl_archive.py`` says how), then
+page of the labelled datasets under distinct URLs (``crawl_archive.py`` says how), then
 crawls it, each crawl in its own child process (a fresh reactor):
 
 * ``bare``: the same ``NewsSpider`` with no item pipelines (Scrapy, the replay middleware,

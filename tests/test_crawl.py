@@ -2,7 +2,7 @@
 
 Each of the four paper sites is crawled in a child process (the Twisted reactor
 cannot restart in one process) from a start page that links its real saved
-pages (../shared/datasets; Zaobao: pages written in its markup under
+pages (the labelled datasets; Zaobao: pages written in its markup under
 tests/fixtures/zaobao), plus an off-pattern page on the site and an off-site
 page. The assertions are on the rows the pipeline stored, on SQLite and on a
 real PostgreSQL server.

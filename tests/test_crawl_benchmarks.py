@@ -1,7 +1,7 @@
 """The crawl benchmarks run end to end at a tiny size (no timing is asserted).
 
 ``benchmarks/crawl_throughput.py`` and ``benchmarks/crawl_scale.py`` each build a replay
-archive from ../shared/datasets and crawl it in child processes; here with 60 pages, so
+archive from the labelled datasets and crawl it in child processes; here with 60 pages, so
 that a broken script is found by the test suite rather than after an hour of benchmark.
 """
 
