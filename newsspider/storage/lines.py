@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from newsspider import settings as defaults
 from newsspider.extraction.linehash import (
     DEFAULT_L,
     CleanResult,
@@ -49,7 +50,8 @@ class SqlLineTable:
 
     ``L`` and ``once_per_page`` are as in ``linehash`` (``once_per_page=False`` is paper
     mode). ``prune_every`` pages after the last pruning, records with ``LC <= RC / 100`` are
-    deleted (Li & Jiang 2012 §2.2 step 4); 0 turns automatic pruning off.
+    deleted (Li & Jiang 2012 §2.2 step 4); 0 turns automatic pruning off. Their defaults
+    are the settings ``LINEHASH_ONCE_PER_PAGE`` and ``LINEHASH_PRUNE_EVERY``.
     """
 
     def __init__(
@@ -57,8 +59,8 @@ class SqlLineTable:
         session: Session,
         site: str,
         L: int = DEFAULT_L,
-        once_per_page: bool = True,
-        prune_every: int = 100,
+        once_per_page: bool = defaults.LINEHASH_ONCE_PER_PAGE,
+        prune_every: int = defaults.LINEHASH_PRUNE_EVERY,
     ) -> None:
         self.session = session
         self.site = site
