@@ -1,9 +1,15 @@
-"""Scoring extractors against the labelled datasets (ALGORITHMS.md §A4).
+"""Scoring extractors against labelled datasets, as Zou & Zhong 2011 §2 evaluate theirs.
+
+The paper calls a page *qualified* when the extracted body covers the whole true
+body and the leftover noise is at most 5% of the true body's length, *excellent*
+when the noise is under 2%. Operationally, here: token recall >= 0.95 and false
+positive tokens <= 5% (< 2%) of the gold token count, where each CJK character
+is a token and each run of letters/digits is a token (our token rule).
 
 Pure: the standard library and lxml only (no scrapy, no sqlalchemy), so the
 benchmarks and the tests can use it without a crawler.
 
-* :func:`tokens` splits text the way §A4 counts it: each CJK character is one
+* :func:`tokens` splits text into those tokens: each CJK character is one
   token, each run of letters/digits is one token.
 * :func:`score_body` gives bag-of-tokens precision/recall/F1 and the paper's
   *qualified* / *excellent* verdicts.
@@ -45,7 +51,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------
-# Tokens (§A4: "each CJK character is a token and each run of letters/digits
+# Tokens ("each CJK character is a token and each run of letters/digits
 # is a token")
 
 # Code points that are one token each. Only letters are listed: the
@@ -67,7 +73,7 @@ _TOKEN_RE = re.compile(f"[^\\W_{_CJK}]+|[{_CJK}]")
 
 
 def tokens(text: str) -> list[str]:
-    """Split ``text`` into §A4 tokens.
+    """Split ``text`` into tokens (module docstring).
 
     The text is NFKC-normalised (full-width letters and digits become ASCII,
     compatibility ideographs their unified form) and lowercased. Each CJK
@@ -109,7 +115,7 @@ class BodyScore:
 
 
 def score_body(extracted: str, gold: str) -> BodyScore:
-    """Score ``extracted`` against ``gold`` by token multiset overlap (§A4).
+    """Score ``extracted`` against ``gold`` by token multiset overlap (Zou & Zhong §2).
 
     precision = tp / |extracted|, recall = tp / |gold|, F1 their harmonic mean,
     where tp is the size of the multiset intersection (``collections.Counter``).
@@ -264,7 +270,7 @@ def _day_precision(gold: str) -> str:
 
 @dataclass(slots=True)
 class Case:
-    """One page of a dataset folder (see shared/datasets/README.md).
+    """One page of a dataset folder (:func:`load_cases` reads its layout).
 
     ``html`` holds the page's bytes exactly as stored (never decoded).
     ``title``, ``published`` and ``body`` are the gold values, None where the

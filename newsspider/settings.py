@@ -32,11 +32,10 @@ DOWNLOAD_MAXSIZE = 10 * 1024 * 1024
 DOWNLOAD_WARNSIZE = 2 * 1024 * 1024
 FEED_EXPORT_ENCODING = "utf-8"
 
-# Extraction mode used by `scrapy extract`/`evaluate` defaults and the crawl pipeline:
-# "best" (default, our improved method) or "paper" (Zou & Zhong 2011 alone).
-EXTRACTION_MODE = "best"
-# Extraction method (newsspider/extraction/methods.py): blockstats (Zou & Zhong, default),
-# punctuation (Li & Jiang), xpath (Hou & Yang), visual, visual+blockstats (Jing & Zuo).
+# Extraction method for crawls and the default of `scrapy extract`/`evaluate` --method, a name
+# of newsspider/extraction/registry.py: blockstats (Zou & Zhong with our improvements),
+# blockstats-paper (Zou & Zhong alone), punctuation (Li & Jiang), xpath (Hou & Yang),
+# visual, visual+blockstats, visual+blockstats-best (Jing & Zuo).
 EXTRACTOR = "blockstats"
 
 # Item pipelines (newsspider/pipelines): extraction, then line-hash cleaning + SQL.
@@ -90,7 +89,7 @@ RECLEAN_GROWTH = 2.0  # nightly re-cleans a site when its RC grew by this factor
 # Re-cleaning: the first re-clean of a site waits for RC >= RECLEAN_MIN_RC.
 RECLEAN_MIN_RC = 100
 
-# Extraction off the reactor thread (newsspider/pipelines/extract.py): CPU methods
+# Extraction off the reactor thread (newsspider/workers.py): CPU methods
 # run in worker processes shared by the process's crawlers; visual methods in a render thread.
 EXTRACTION_WORKERS = "auto"  # processes: "auto" = cores - 1 (at most 4); 0 = in the reactor thread
 EXTRACTION_WORKER_MAX_TASKS = 10000  # pages per worker before a fresh one replaces it; 0 = never

@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from newsspider.extraction import ExtractionError, extract_article
+from newsspider.extraction.registry import get_extractor
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 PARAGRAPH = "这是新闻正文的一个段落，内容足够长，用来让块统计方法认出正文区域。" * 3
@@ -145,12 +146,10 @@ def test_best_mode_drops_headline_byline_and_editor_lines_at_the_ends():
     assert long_line in extract_article(page(after=f"<p>{long_line}</p>")).text
 
 
-def test_unknown_method_is_a_clear_error():
-    from newsspider.extraction.methods import get_method
-
-    with pytest.raises(ValueError, match="unknown extraction method"):
-        get_method("magic")
-    assert get_method("blockstats") is extract_article
+def test_extract_article_is_the_registrys_blockstats():
+    html = page(before="<p>2015-07-02 05:41:43 来源：网易财经</p>")
+    for mode, name in (("best", "blockstats"), ("paper", "blockstats-paper")):
+        assert extract_article(html, mode=mode) == get_extractor(name)(html)
 
 
 def test_inner_lines_keep_subheadings_and_table_cells_not_widgets():

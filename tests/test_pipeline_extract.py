@@ -1,6 +1,6 @@
-"""``ExtractionPipeline`` (issue 6): trained xpath thresholds, extraction off the reactor
-thread (worker processes for CPU methods, a thread for the visual ones), and ``mode`` given
-only to the methods that take it.
+"""``ExtractionPipeline`` and its worker pool: trained xpath thresholds, extraction off the
+reactor thread (worker processes for CPU methods, a thread for the visual ones), and the
+registry name of ``EXTRACTOR`` deciding which.
 
 Offline: pages are strings in this file; the database is a SQLite file under tmp_path.
 Items are pushed through ``process_item`` inside ``asyncio.run``, the loop Scrapy's default
@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session
 
+from newsspider.extraction import extract_article
+from newsspider.extraction.registry import NAMES, registered
 from newsspider.extraction.render import unavailable_reason
 from newsspider.extraction.xpathseg import Thresholds
 from newsspider.items import ArticleItem
@@ -33,12 +35,9 @@ from newsspider.pipelines.extract import (
     ExtractionFailed,
     ExtractionPipeline,
     NotHtml,
-    WorkerDied,
-    WorkerPool,
-    auto_workers,
-    parse_workers,
     trained_xpath_params,
 )
+from newsspider.workers import WorkerDied, WorkerPool, auto_workers, parse_workers
 from newsspider.storage import create_schema, engine_for
 from newsspider.storage.thresholds import save_thresholds
 from tests.test_xpathseg import BODY, PAGE
@@ -109,29 +108,20 @@ def train(database_url: str, site: str, t: Thresholds) -> None:
 
 
 # --------------------------------------------------------------------------
-# (3) mode goes only where it is accepted
+# (3) the registry name decides the method, its mode and where it runs
 
 
-@pytest.mark.parametrize(
-    ("method", "mode", "params"),
-    [
-        ("blockstats", "best", {"mode": "best"}),
-        ("blockstats", "paper", {"mode": "paper"}),
-        ("visual+blockstats", "best", {"mode": "best"}),
-        ("visual+blockstats", "paper", {"mode": "paper"}),
-        ("visual", "best", {}),  # paper only: extract_visual(mode="best") raises
-        ("xpath", "best", {}),
-        ("punctuation", "best", {}),
-    ],
-)
-def test_mode_only_for_methods_that_take_it(method: str, mode: str, params: dict) -> None:
-    pipe = ExtractionPipeline(mode, Stats(), method)
-    assert pipe.params == params
+@pytest.mark.parametrize("method", NAMES)
+def test_rendering_methods_run_in_a_thread_the_others_in_workers(method: str) -> None:
+    pipe = ExtractionPipeline(Stats(), method, workers=2)
+    rendering = method.startswith("visual")
+    assert registered(method).renders is rendering
+    assert (pipe.visual, pipe.workers) == (rendering, 0 if rendering else 2)
 
 
-@pytest.mark.parametrize("method", ["xpath", "punctuation"])
-def test_paper_only_methods_run_under_extraction_mode_best(method: str) -> None:
-    pipe = ExtractionPipeline("best", Stats(), method)
+@pytest.mark.parametrize("method", ["blockstats", "blockstats-paper", "xpath", "punctuation"])
+def test_cpu_methods_fill_the_item(method: str) -> None:
+    pipe = ExtractionPipeline(Stats(), method)
     pipe.open_spider()
     try:
         (out,) = run(pipe, item(ARTICLE))
@@ -139,11 +129,14 @@ def test_paper_only_methods_run_under_extraction_mode_best(method: str) -> None:
         pipe.close_spider()
     assert not isinstance(out, Exception), out
     assert "第一段正文内容" in out.raw_text
+    if method.startswith("blockstats"):
+        mode = "paper" if method == "blockstats-paper" else "best"
+        assert out.raw_text == extract_article(ARTICLE, mode=mode).text
 
 
 def test_unknown_method_fails_at_start() -> None:
-    with pytest.raises(ValueError, match="unknown extraction method"):
-        ExtractionPipeline("best", Stats(), "nonsense")
+    with pytest.raises(ValueError, match="unknown extraction method.*blockstats-paper"):
+        ExtractionPipeline(Stats(), "nonsense")
 
 
 # --------------------------------------------------------------------------
@@ -166,7 +159,7 @@ def test_xpath_uses_the_site_thresholds_and_defaults_elsewhere(
 ) -> None:
     # Thresholds of 0 make the first cluster (the link bar) the body: visibly the trained ones.
     train(database_url, "netease", Thresholds(0.0, 0.0, 1))
-    pipe = ExtractionPipeline("best", Stats(), "xpath", workers=workers, database_url=database_url)
+    pipe = ExtractionPipeline(Stats(), "xpath", workers=workers, database_url=database_url)
     pipe.open_spider()
     try:
         trained, untrained = run(pipe, item(TITLED, "netease", 1), item(TITLED, "sina", 2))
@@ -185,7 +178,7 @@ def test_unreadable_database_means_defaults(tmp_path: Path, caplog) -> None:
 
 def test_other_methods_do_not_read_thresholds(database_url: str) -> None:
     train(database_url, "netease", Thresholds(0.0, 0.0, 1))
-    pipe = ExtractionPipeline("best", Stats(), "blockstats", database_url=database_url)
+    pipe = ExtractionPipeline(Stats(), "blockstats", database_url=database_url)
     pipe.open_spider()
     pipe.close_spider()
     assert pipe.site_params == {}
@@ -223,11 +216,11 @@ def test_from_crawler_reads_the_settings(database_url: str) -> None:
 
 def test_pool_gives_the_same_items_as_inline() -> None:
     pages = [item(ARTICLE, n=n) for n in range(6)] + [item(b"", n=7), item("<p></p>", n=8)]
-    inline = ExtractionPipeline("best", Stats(), workers=0)
+    inline = ExtractionPipeline(Stats(), "blockstats", workers=0)
     inline.open_spider()
     expected = run(inline, *(ArticleItem(**vars_of(i)) for i in pages))
     inline.close_spider()
-    pooled = ExtractionPipeline("best", Stats(), workers=2)
+    pooled = ExtractionPipeline(Stats(), "blockstats", workers=2)
     pooled.open_spider()
     try:
         got = run(pooled, *pages)
@@ -280,7 +273,7 @@ def test_pool_replaces_dead_and_spent_workers() -> None:
 
 
 def test_a_page_that_kills_its_worker_twice_is_dropped(monkeypatch) -> None:
-    pipe = ExtractionPipeline("best", Stats(), workers=1)
+    pipe = ExtractionPipeline(Stats(), "blockstats", workers=1)
     pipe.open_spider()
     try:
 
@@ -304,8 +297,8 @@ def test_workers_exit_with_a_killed_crawl_process() -> None:
     code = textwrap.dedent(
         """
         import sys, time
-        from newsspider.pipelines import extract
-        pool = extract._POOL.acquire(2, 0)
+        from newsspider import workers
+        pool = workers.SHARED_POOL.acquire(2, 0)
         print(*(w.proc.pid for w in pool.workers), flush=True)
         time.sleep(60)
         """
@@ -356,10 +349,10 @@ def test_visual_methods_run_beside_the_loop(monkeypatch) -> None:
     def slow_render(*job: Any) -> Any:
         threads.add(threading.current_thread().name)
         time.sleep(0.5)  # what waiting on Chromium looks like to the loop
-        return real("blockstats", *job[1:5], {"mode": "paper"})
+        return real("blockstats-paper", *job[1:5], {})
 
     monkeypatch.setattr(ex, "extract_page", slow_render)
-    pipe = ExtractionPipeline("paper", Stats(), "visual+blockstats")
+    pipe = ExtractionPipeline(Stats(), "visual+blockstats")
     pipe.open_spider()
     try:
         out, ticks = _ticks_while(lambda: pipe.process_item(item(ARTICLE)))
@@ -371,7 +364,7 @@ def test_visual_methods_run_beside_the_loop(monkeypatch) -> None:
 
 
 def test_cpu_methods_in_workers_leave_the_loop_free() -> None:
-    pipe = ExtractionPipeline("best", Stats(), workers=1)
+    pipe = ExtractionPipeline(Stats(), "blockstats", workers=1)
     pipe.open_spider()
     try:
         big = item(ARTICLE.replace("</body>", "<p>更多内容，字数足够多。</p>" * 20000 + "</body>"))
@@ -386,9 +379,9 @@ NO_BROWSER = unavailable_reason()
 
 
 @pytest.mark.skipif(NO_BROWSER is not None, reason=str(NO_BROWSER))
-@pytest.mark.parametrize(("method", "mode"), [("visual", "best"), ("visual+blockstats", "best")])
-def test_real_visual_extraction_off_the_loop(method: str, mode: str) -> None:
-    pipe = ExtractionPipeline(mode, Stats(), method)
+@pytest.mark.parametrize("method", ["visual", "visual+blockstats-best"])
+def test_real_visual_extraction_off_the_loop(method: str) -> None:
+    pipe = ExtractionPipeline(Stats(), method)
     pipe.open_spider()
     try:
         out, ticks = _ticks_while(lambda: pipe.process_item(item(TALL)))

@@ -1,4 +1,4 @@
-"""The punctuation method, Li & Jiang 2012 §1-§2.1 (ALGORITHMS.md §B1-§B2), paper mode.
+"""The punctuation method, Li & Jiang 2012 §1-§2.1, paper mode.
 
 Every ratio below is counted by hand: punctuation characters of ALGORITHMS.md §B2 over the
 node's non-whitespace characters, kept when 0 < ratio <= p (p = 0.3).
@@ -13,8 +13,8 @@ import pytest
 
 from newsspider.evaluation import evaluate
 from newsspider.extraction import ExtractionError
-from newsspider.extraction.methods import get_method
 from newsspider.extraction.page import load_page
+from newsspider.extraction.registry import get_extractor
 from newsspider.extraction.punctuation import (
     DROP_TAGS,
     UNWRAP_TAGS,
@@ -163,19 +163,20 @@ def test_bytes_in_a_chinese_encoding():
     assert "今天天气很好，我们去公园散步。" in art.text.splitlines()
 
 
-def test_not_html_and_unknown_mode():
+def test_not_html_and_no_best_mode():
     with pytest.raises(ExtractionError):
         extract_punctuation(b"%PDF-1.4\n" + bytes(range(256)) * 4)
     with pytest.raises(ExtractionError):
         extract_punctuation("   ")
-    with pytest.raises(ValueError, match="unknown mode"):
-        extract_punctuation(PAGE, mode="best")
+    with pytest.raises(ValueError, match="unknown extraction method"):
+        get_extractor("punctuation-best")
 
 
 def test_registered_method():
-    fn = get_method("punctuation")
-    assert fn is extract_punctuation
-    assert fn(PAGE, "http://example.com/a", headers={"Content-Type": "text/html"}).text
+    fn = get_extractor("punctuation")
+    assert (fn.name, fn.mode) == ("punctuation", "paper")
+    art = fn(PAGE, "http://example.com/a", headers={"Content-Type": "text/html"})
+    assert art.text and art == extract_punctuation(PAGE, "http://example.com/a")
 
 
 # -- datasets (skipped cleanly when ../shared is absent) ---------------------------------

@@ -219,8 +219,6 @@ def test_extract_visual_returns_the_center_content(renderer: Renderer) -> None:
     assert art.text == GEOMETRY_CENTER
     assert art.title == "几何测试页" and art.title_source == "title"
     assert art.mode == "paper" and art.encoding == "utf-8"
-    with pytest.raises(ValueError, match="mode"):
-        extract_visual(GEOMETRY, mode="best", renderer=renderer)
 
 
 @needs_browser
@@ -284,8 +282,8 @@ def test_visual_blockstats_removes_the_margins_before_the_statistics(renderer: R
     plain = extract_article(SMALL, mode="paper").text
     assert "热门推荐" in plain and "广告" in plain
     # ... VL_PS first leaves only the article (paper and best mode).
-    for mode in ("paper", "best"):
-        art = extract_visual_blockstats(SMALL.encode("utf-8"), mode=mode, renderer=renderer)
+    for name, mode in (("visual+blockstats", "paper"), ("visual+blockstats-best", "best")):
+        art = get_extractor(name)(SMALL.encode("utf-8"), renderer=renderer)
         lines = art.text.splitlines()
         assert [line[:3] for line in lines if line.startswith("第")] == [
             "第一段",
@@ -297,8 +295,7 @@ def test_visual_blockstats_removes_the_margins_before_the_statistics(renderer: R
         assert art.published is not None and art.published.date().isoformat() == "2015-07-02"
     visual = extract_visual(SMALL, renderer=renderer)
     assert "第三段" in visual.text and "广告" not in visual.text and "版权" not in visual.text
-    with pytest.raises(ValueError, match="mode"):
-        extract_visual_blockstats(SMALL, mode="visual", renderer=renderer)
+    assert extract_visual_blockstats(SMALL, renderer=renderer).mode == "paper"
 
 
 @needs_browser

@@ -19,8 +19,8 @@ from __future__ import annotations
 import pytest
 
 from newsspider.evaluation import evaluate
-from newsspider.extraction.methods import get_method
 from newsspider.extraction.page import load_page
+from newsspider.extraction.registry import get_extractor
 from newsspider.extraction.xpathseg import (
     CLUSTERNUM,
     MIN_LEAVES,
@@ -234,9 +234,10 @@ def test_default_thresholds_are_the_pages_own():
 
 
 def test_registered_method_and_errors():
-    assert get_method("xpath") is extract_xpath
-    with pytest.raises(ValueError, match="unknown mode"):
-        extract_xpath(PAGE, mode="best")
+    assert (get_extractor("xpath").name, get_extractor("xpath").mode) == ("xpath", "paper")
+    assert get_extractor("xpath")(PAGE) == extract_xpath(PAGE)
+    with pytest.raises(ValueError, match="unknown extraction method"):
+        get_extractor("xpath-best")
     art = extract_xpath(PAGE.encode("gbk"), "http://money.163.com/15/0702/05/X.html")
     assert art.encoding == "gb18030"
     assert art.published is not None and art.published_source == "url"

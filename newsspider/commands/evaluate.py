@@ -1,18 +1,20 @@
 """``scrapy evaluate DATASET_DIR...``: score extraction on labelled datasets.
 
-Datasets are folders in the layout of ../shared/datasets (``cases.jsonl`` and
-``html/``). Per dataset: token precision/recall/F1 (each CJK character one
-token, each run of letters/digits one token), qualified % and excellent % as
-ALGORITHMS.md §A4 defines them, title and date accuracy over the pages whose
-gold has them, pages/s. Fields the gold lacks are skipped, not counted wrong.
+Datasets are folders holding ``cases.jsonl`` (one labelled page a line) and the
+saved pages (:func:`newsspider.evaluation.load_cases`). Per dataset: token
+precision/recall/F1 (each CJK character one token, each run of letters/digits one
+token), qualified % and excellent % as Zou & Zhong 2011 §2 define them, title and
+date accuracy over the pages whose gold has them, pages/s. Fields the gold lacks
+are skipped, not counted wrong.
+
+``--method`` takes a registry name (:mod:`newsspider.extraction.registry`), several
+separated by commas, or ``all``; each run is labelled with its name.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,8 +22,8 @@ from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
 from newsspider.evaluation import evaluate, format_markdown, format_table
-from newsspider.extraction import MODES
-from newsspider.extraction.methods import DEFAULT_METHOD, METHOD_MODES, METHODS, get_method
+from newsspider.extraction.method import Extractor
+from newsspider.extraction.registry import NAMES, get_extractor, registered
 
 
 class Command(ScrapyCommand):
@@ -38,12 +40,10 @@ class Command(ScrapyCommand):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument(
-            "--mode", choices=(*MODES, "all"), default="best", help="paper, best or all"
-        )
-        parser.add_argument(
             "--method",
             default=None,
-            help=f"extraction method: {', '.join(METHODS)} or all (default: EXTRACTOR setting)",
+            help=f"{', '.join(NAMES)}, several separated by commas, or all "
+            "(default: the EXTRACTOR setting)",
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument(
@@ -61,31 +61,24 @@ class Command(ScrapyCommand):
         for d in dirs:
             if not (d / "cases.jsonl").is_file():
                 raise UsageError(f"{d} is not a dataset folder (no cases.jsonl)")
-        modes = MODES if opts.mode == "all" else (opts.mode,)
-        method = opts.method or self.settings.get("EXTRACTOR", DEFAULT_METHOD)
-        if method != "all" and method not in METHODS:
-            raise UsageError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
-        runs: list[tuple[str, Callable]] = []
-        for name in METHODS if method == "all" else (method,):
+        method = opts.method or self.settings.get("EXTRACTOR")
+        names = NAMES if method == "all" else tuple(method.split(","))
+        try:
+            for name in names:
+                registered(name)
+        except ValueError as exc:
+            raise UsageError(f"{exc} (or all)") from None
+        runs: list[Extractor] = []
+        for name in names:
             try:
-                fn = get_method(name)
+                runs.append(get_extractor(name))
             except ImportError as exc:
                 print(f"skipping {name}: {exc}")  # noqa: T201
-                continue
-            accepted = METHOD_MODES.get(name, ())
-            if len(accepted) > 1:  # blockstats, visual+blockstats: one run per mode
-                for mode in (m for m in modes if m in accepted):
-                    runs.append((f"{name}-{mode}", partial(fn, mode=mode)))
-            else:
-                runs.append((name, fn))
-        reports = []
-        for d in dirs:
-            for label, fn in runs:
-
-                def extract(raw: bytes, url: str | None, fn: Callable = fn):
-                    return fn(raw, url)
-
-                reports.append(evaluate(d, extract, name=label, warmup=True))
+        reports = [
+            evaluate(d, extractor, name=extractor.name, warmup=True)
+            for d in dirs
+            for extractor in runs
+        ]
         if opts.json:
             out = [r.as_dict(cases=opts.cases) for r in reports]
             print(json.dumps(out, ensure_ascii=False, indent=2, default=str))  # noqa: T201

@@ -1,9 +1,10 @@
 """``scrapy extract FILE_OR_URL``: run extraction on one page, offline for files.
 
-Prints title, time, encoding and body; ``--blocks`` prints the block table of
-Zou & Zhong 2011 §1.2.2 (index, blocknum, sblocknum, in mainblockset or not,
-first characters) with N'min and N_cal, so anyone can see why a page came out
-as it did. A URL is fetched with Scrapy's own downloader (``scrapy fetch``
+``--method`` names the method (a name of :mod:`newsspider.extraction.registry`;
+default: the ``EXTRACTOR`` setting). Prints title, time, encoding and body;
+``--blocks`` prints the block table of Zou & Zhong 2011 §1.2.2 (index, blocknum,
+sblocknum, in mainblockset or not, first characters) with N'min and N_cal, so
+anyone can see why a page came out as it did. A URL is fetched with Scrapy's own downloader (``scrapy fetch``
 does the same), so settings such as USER_AGENT apply.
 """
 
@@ -14,13 +15,15 @@ import json
 from pathlib import Path
 from typing import ClassVar
 
+from scrapy import Request, Spider
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from newsspider.extraction import MODES, ExtractionError, extract_article
-from newsspider.extraction.article import paper_blocks, parse_html
+from newsspider.extraction import ExtractionError
 from newsspider.extraction.encoding import decode_html
-from newsspider.extraction.methods import DEFAULT_METHOD, METHODS, get_method
+from newsspider.extraction.page import content_type_of, parse_html
+from newsspider.extraction.paper import paper_blocks
+from newsspider.extraction.registry import NAMES, get_extractor
 
 
 class Command(ScrapyCommand):
@@ -35,11 +38,10 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
-        parser.add_argument("--mode", choices=MODES, default=None, help="paper or best")
         parser.add_argument(
             "--method",
             default=None,
-            help=f"{', '.join(METHODS)} (default: EXTRACTOR setting, else blockstats)",
+            help=f"{', '.join(NAMES)} (default: the EXTRACTOR setting)",
         )
         parser.add_argument("--url", default=None, help="the page's address (for a file)")
         parser.add_argument("--tz", default=None, help="site time zone (Asia/Shanghai)")
@@ -50,7 +52,11 @@ class Command(ScrapyCommand):
         if len(args) != 1:
             raise UsageError("give exactly one FILE_OR_URL")
         target = args[0]
-        mode = opts.mode or self.settings.get("EXTRACTION_MODE", "best")
+        method = opts.method or self.settings.get("EXTRACTOR")
+        try:
+            extractor = get_extractor(method)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         if target.startswith(("http://", "https://")):
             data, headers, url = self._fetch(target)
         else:
@@ -58,15 +64,8 @@ class Command(ScrapyCommand):
             if not path.is_file():
                 raise UsageError(f"no such file: {target}")
             data, headers, url = path.read_bytes(), None, opts.url
-        method = opts.method or self.settings.get("EXTRACTOR", DEFAULT_METHOD)
-        if method not in METHODS:
-            raise UsageError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
         try:
-            if method == "blockstats":
-                article = extract_article(data, url, headers=headers, mode=mode, tz=opts.tz)
-            else:
-                kwargs = {"mode": opts.mode} if opts.mode else {}
-                article = get_method(method)(data, url, headers=headers, tz=opts.tz, **kwargs)
+            article = extractor(data, url, headers=headers, tz=opts.tz)
         except ExtractionError as exc:
             print(f"error: {target}: {exc}")  # noqa: T201
             self.exitcode = 1
@@ -97,14 +96,10 @@ class Command(ScrapyCommand):
 
     def _fetch(self, url: str) -> tuple[bytes, dict, str]:
         """Download one URL with Scrapy (the network is used only here)."""
-        from scrapy import Request
-
         result: dict = {}
 
         def keep(response):
             result["response"] = response
-
-        from scrapy import Spider
 
         class _Fetch(Spider):
             name = "extract-fetch"
@@ -123,8 +118,6 @@ class Command(ScrapyCommand):
 
 def _block_rows(data: bytes, headers: dict | None) -> dict:
     """The paper-mode block statistics of a page as plain data."""
-    from newsspider.extraction.article import content_type_of
-
     text, _ = decode_html(data, content_type_of(headers))
     root = parse_html(text)
     if root is None:

@@ -2,8 +2,8 @@
 
 Each improvement is named and sits beside the paper step it changes; each
 was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
-(figures in README, "Extraction quality"). Paper mode (:func:`.article._paper`)
-stays untouched.
+(the ablation, ``benchmarks/ablation.py``, switches each off alone). Paper mode
+(:func:`.paper.extract_paper`) stays untouched.
 
 ``form_is_layout`` (§1.2.1 step 2, table 1)
     The paper deletes ``<form>`` with its content (type I). ASP.NET and many
@@ -77,9 +77,11 @@ from lxml import etree
 
 from .blocks import CELL_KINDS, TYPE_I, TYPE_II, Blockset, NoiseRule, mark_blocks, split_blocks
 from .blockstats import BlockStatistics, block_statistics
-from .dates import DATE_PATTERN, date_from_url, find_date, issue_date
+from .dates import DATE_PATTERN, find_date, issue_date
 from .metadata import page_metadata
 from .model import ExtractedArticle
+from .paper import paper_time_blocks, paper_title
+from .title_time import best_title, combine_published, strip_spaces
 
 #: ``form_is_layout``: form is layout (type II), not noise (type I).
 BEST_TYPE_I: tuple[str, ...] = tuple(t for t in TYPE_I if t != "form")
@@ -323,7 +325,7 @@ def drop_title_line(blockset: Blockset, body: list[int], title: str | None) -> l
     """
     if not body or not title:
         return body
-    first, t = _norm(blockset.text[body[0]]), _norm(title)
+    first, t = strip_spaces(blockset.text[body[0]]), strip_spaces(title)
     if first and (first == t or (len(first) <= 2 * len(t) and t in first)):
         return body[1:]
     return body
@@ -356,38 +358,16 @@ def trim_edge_lines(blockset: Blockset, body: list[int], tz: tzinfo) -> list[int
     return [i for pos, i in enumerate(body) if pos not in edges or not is_edge(i)]
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
-def best_title(
-    heading: str | None, meta: tuple[str, str] | None, page_title: str | None
-) -> tuple[str | None, str | None]:
-    """``meta_first`` title choice; returns (title, source)."""
-    if heading:
-        h = _norm(heading)
-        for other in (meta[0] if meta else None, page_title):
-            if other and (h in _norm(other) or _norm(other) in h):
-                return heading, "heading"
-    if meta:
-        return meta[0], meta[1]
-    if heading:
-        return heading, "heading"
-    if page_title:
-        return page_title, "title"
-    return None, None
-
-
 def headline_block(blockset: Blockset, title: str | None, before: int | None) -> int | None:
     """``time_after_headline``: the block holding the headline, when it comes before ``before``."""
     if not title or before is None:
         return None
-    t = _norm(title)
+    t = strip_spaces(title)
     text = blockset.text
     for i in range(before - 1, -1, -1):
         block = text[i]
         if block and len(block) <= 2 * len(title) + 10:
-            b = _norm(block)
+            b = strip_spaces(block)
             if b == t or (t in b and len(b) <= 2 * len(t)):
                 return i
     return None
@@ -398,8 +378,6 @@ def text_time(
 ) -> datetime | None:
     """The time in the text: under the headline (``time_after_headline``), then the paper's
     pattern near block_i/block_j (``nonempty_window``), then page order."""
-    from .article import paper_time_blocks
-
     text = blockset.text
     under_headline = []
     if headline is not None:
@@ -433,39 +411,8 @@ def best_published(
     return published, source
 
 
-def combine_published(
-    found: datetime | None,
-    meta: tuple[datetime, str] | None,
-    url: str | None,
-    tz: tzinfo,
-) -> tuple[datetime | None, str | None]:
-    """``meta_first``: metadata, else the time ``found`` in the text, else the URL's date.
-
-    A date-only metadata value (midnight) gives way to a time found in the
-    text on the same day. Shared by every extraction method.
-    """
-    if meta is not None:
-        value, source = meta
-        if (
-            found is not None
-            and (value.hour, value.minute, value.second) == (0, 0, 0)
-            and found.date() == value.date()
-        ):
-            return found, "text"
-        return value, source
-    if found is not None:
-        return found, "text"
-    if url:
-        from_url = date_from_url(url, tz)
-        if from_url is not None:
-            return from_url, "url"
-    return None, None
-
-
 def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> ExtractedArticle:
     """The best mode on a parsed page (modifies ``root``)."""
-    from .article import paper_title
-
     meta, page_title, published_meta = page_metadata(root, tz)
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)

@@ -1,70 +1,56 @@
-"""What every extraction method shares around its body rule: decoding, parsing, title and time.
+"""The base of every extraction method: one page decoded and parsed.
 
-The seed papers differ in how they find the body; they agree (or say nothing)
-on the rest. So the methods other than block statistics (``punctuation``,
-Li & Jiang 2012; ``xpath``, Hou & Yang 2011) take these steps from here, and
-differ only in the body:
-
-* :func:`load_page`: decode the bytes (ALGORITHMS.md §B1, :mod:`.encoding`)
-  and parse them with lxml (which repairs the markup, §A1 step 1 / §D1),
-  exactly as :func:`.article.extract_article` does, with the same helpers;
-* :func:`read_metadata`: the page's ``og:title``/JSON-LD headline, its
-  ``<title>`` without site names and its metadata publication time, read
-  *before* a method deletes ``<meta>`` and ``<script>``;
-* :func:`finish_article`: title and time for the body the method found, with
-  the block-statistics best mode's ``meta_first`` rule (:mod:`.best`): the
-  heading near the body when it agrees with the page's titles, else
-  ``og:title``/JSON-LD, else ``<title>``; the metadata time (a date-only one
-  gives way to a same-day time found in the text), else the paper pattern of
-  Zou & Zhong §1.2.3 near the body's first and last nodes, else anywhere in
-  the page, else a date in the URL.
-
-"Near the body" is counted in the method's own text nodes (a text node here
-plays the part of a block in §1.2.3): :data:`NEAR_NODES` nodes before the
-first body node for the headline, ``NEAR_NODES`` on either side of the first
-and the last body node for the time.
+Every method starts the same way (Zou & Zhong 2011 §1.2.1 step 1; Li & Jiang
+2012 §1 (1), (2)): decode the bytes to Unicode (:mod:`.encoding`), then parse
+them with lxml, which repairs the markup on the way. :func:`load_page` does
+both, with the site's time zone resolved once (:func:`resolve_tz`) and the
+HTTP Content-Type read from Scrapy's or a plain mapping (:func:`content_type_of`).
 
 Pure: lxml and the standard library, no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from lxml import etree
 
-from .article import content_type_of, parse_html, resolve_tz
-from .best import best_title, combine_published
-from .dates import find_date
+from .blocks import strip_private_use
 from .encoding import decode_html
 from .errors import ExtractionError
-from .metadata import page_metadata
 from .model import ExtractedArticle
 
 __all__ = [
-    "NEAR_NODES",
+    "DEFAULT_TZ",
     "Page",
-    "PageMetadata",
-    "TextNode",
+    "content_type_of",
     "empty_article",
-    "finish_article",
     "load_page",
-    "near_heading",
-    "published_of",
-    "read_metadata",
-    "text_time",
+    "parse_html",
+    "resolve_tz",
 ]
 
-#: How many text nodes before (and, for the time, after) the body's ends are
-#: "near" it. Our setting: a text node is smaller than a §1.2.1 block (a
-#: headline, a date, a source line are one node each, with breadcrumbs and
-#: share links between), so the window is wider than §1.2.3's two blocks.
-NEAR_NODES = 8
+#: The zone of times given without an offset when the caller names none (mainland sites).
+DEFAULT_TZ = ZoneInfo("Asia/Shanghai")
 
-_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+# Lead bytes of the UTF-8 of the code points the block markers use (U+E000-U+EFFF,
+# all private use; planes 15-16, see .blocks). Single bytes on purpose: a one-byte
+# ``in`` is memchr, while a two-byte needle such as b"\xee\x80" is much slower,
+# since its last byte is an ordinary UTF-8 continuation byte. A false hit
+# (U+C0000-U+EFFFF, vanishingly rare) only costs the stripping pass.
+_MARKER_BYTES = (b"\xee", b"\xf3", b"\xf4")
+# A plain etree parser: lxml.html's adds a Python-level element class lookup per
+# element that nothing here needs. ``huge_tree``: libxml2 otherwise stops at depth
+# 255 and silently drops the text below (table-layout pages nest deep); with it the
+# limit is 2,048. Input size is capped before extraction (DOWNLOAD_MAXSIZE), which
+# is the other limit huge_tree lifts.
+_PARSER = etree.HTMLParser(encoding="utf-8", default_doctype=False, huge_tree=True)
 
 
 @dataclass(slots=True)
@@ -76,25 +62,50 @@ class Page:
     tz: tzinfo
 
 
-@dataclass(frozen=True, slots=True)
-class TextNode:
-    """One text node of a method's tree: its text (output form) and the element holding it.
+def parse_html(text: str, raw: bytes | None = None) -> etree._Element | None:
+    """Parse (and repair, Zou & Zhong §1.2.1 step 1) a decoded page; None when lxml
+    finds no document.
 
-    ``element`` is the element whose ``.text`` it is, or the parent of the
-    element whose ``.tail`` it is: the element it is displayed in.
+    ``raw`` may carry the page's own bytes when they are exactly the UTF-8 of
+    ``text`` (a strict UTF-8 decode without BOM): they are parsed as they are,
+    which saves re-encoding the page.
     """
+    if raw is not None and not text.lstrip().startswith("<?xml"):
+        data = raw
+    else:
+        data = _XML_DECLARATION.sub("", text, count=1).encode("utf-8", "surrogatepass")
+    if any(marker in data for marker in _MARKER_BYTES):  # rare: markers' code points in use
+        data = strip_private_use(data.decode("utf-8", "surrogatepass")).encode(
+            "utf-8", "surrogatepass"
+        )
+    try:
+        return etree.fromstring(data, _PARSER)
+    except (etree.ParserError, etree.XMLSyntaxError):
+        return None
 
-    text: str
-    element: etree._Element
+
+def resolve_tz(tz: tzinfo | str | None) -> tzinfo:
+    """A site's zone given as a tzinfo or an IANA name; :data:`DEFAULT_TZ` for None."""
+    if tz is None:
+        return DEFAULT_TZ
+    if isinstance(tz, str):
+        return ZoneInfo(tz)
+    return tz
 
 
-@dataclass(frozen=True, slots=True)
-class PageMetadata:
-    """What the page says about itself, read before any method changes the tree."""
-
-    meta_title: tuple[str, str] | None  # (headline, source) from og:title / JSON-LD
-    html_title: str | None  # <title> without site names (Zou & Zhong §1.2.3 filter)
-    meta_published: tuple[datetime, str] | None  # (time, source) from JSON-LD / <meta>
+def content_type_of(headers: Mapping[Any, Any] | None) -> str | None:
+    """The Content-Type header from a str- or bytes-keyed mapping (Scrapy's Headers too)."""
+    if not headers:
+        return None
+    for key, value in headers.items():
+        name = key.decode("latin-1") if isinstance(key, bytes) else str(key)
+        if name.lower() == "content-type":
+            if isinstance(value, list | tuple):
+                value = value[-1] if value else None
+            if isinstance(value, bytes):
+                value = value.decode("latin-1")
+            return value
+    return None
 
 
 def load_page(
@@ -103,7 +114,7 @@ def load_page(
     headers: Mapping[Any, Any] | None = None,
     tz: tzinfo | str | None = None,
 ) -> Page:
-    """Decode (§B1) and parse (§A1 step 1) one page the way ``extract_article`` does.
+    """Decode (Li & Jiang §1 (1)) and parse (Zou & Zhong §1.2.1 step 1) one page.
 
     ``html`` is the raw bytes as served or an already decoded string;
     ``headers`` may carry the HTTP Content-Type (its charset is tried first).
@@ -130,98 +141,6 @@ def load_page(
     return Page(parse_html(text, raw), encoding, zone)
 
 
-def read_metadata(root: etree._Element, tz: tzinfo) -> PageMetadata:
-    """The page's own title and time (metadata.py); call before the tree is changed."""
-    return PageMetadata(*page_metadata(root, tz))
-
-
 def empty_article(page: Page, url: str | None, mode: str) -> ExtractedArticle:
     """The result for a page in which lxml found no document."""
     return ExtractedArticle(None, None, None, "", page.encoding, mode, url)
-
-
-def _heading_level(element: etree._Element) -> int:
-    """n when the element is or lies inside ``<hn>``, else 0."""
-    el: etree._Element | None = element
-    while el is not None:
-        level = _HEADINGS.get(el.tag) if isinstance(el.tag, str) else None
-        if level:
-            return level
-        el = el.getparent()
-    return 0
-
-
-def near_heading(nodes: Sequence[TextNode], first: int) -> str | None:
-    """The headline near the body: the highest-level ``h1``-``h6`` text among the
-    :data:`NEAR_NODES` nodes before the first body node and that node itself
-    (§1.2.3's rule, counted in text nodes); the nearest one on a tie."""
-    best: tuple[int, int] | None = None
-    for i in range(max(0, first - NEAR_NODES), min(len(nodes), first + 1)):
-        level = _heading_level(nodes[i].element)
-        if level and (best is None or (level, -i) <= (best[0], -best[1])):
-            best = (level, i)
-    return nodes[best[1]].text if best else None
-
-
-def text_time(nodes: Sequence[TextNode], first: int, last: int, tz: tzinfo) -> datetime | None:
-    """The paper's date pattern (Zou & Zhong §1.2.3, :func:`.dates.find_date`) near the body.
-
-    Nodes ``first - NEAR_NODES … first + NEAR_NODES`` first, then the same
-    window around ``last``, then the whole page in order.
-    """
-    windows = (
-        range(max(0, first - NEAR_NODES), min(len(nodes), first + NEAR_NODES + 1)),
-        range(max(0, last - NEAR_NODES), min(len(nodes), last + NEAR_NODES + 1)),
-    )
-    for window in windows:
-        found = find_date("\n".join(nodes[i].text for i in window), tz)
-        if found is not None:
-            return found
-    return find_date("\n".join(node.text for node in nodes), tz)
-
-
-def published_of(
-    meta: PageMetadata,
-    nodes: Sequence[TextNode],
-    body: Sequence[int],
-    url: str | None,
-    tz: tzinfo,
-) -> tuple[datetime | None, str | None]:
-    """(time, source): the ``meta_first`` rule of :func:`.best.best_published` on text nodes."""
-    found = None
-    if nodes:
-        first, last = (body[0], body[-1]) if body else (0, len(nodes) - 1)
-        found = text_time(nodes, first, last, tz)
-    return combine_published(found, meta.meta_published, url, tz)
-
-
-def finish_article(
-    page: Page,
-    meta: PageMetadata,
-    nodes: Sequence[TextNode],
-    body: Sequence[int],
-    url: str | None,
-    mode: str,
-    lines: Sequence[str] | None = None,
-) -> ExtractedArticle:
-    """The :class:`ExtractedArticle` for a body given as indices into ``nodes`` (document order).
-
-    The body text is the chosen nodes' text, one node per line, unless
-    ``lines`` gives the output lines explicitly. Title and time as the module
-    docstring says.
-    """
-    heading = near_heading(nodes, body[0]) if body else None
-    title, title_source = best_title(heading, meta.meta_title, meta.html_title)
-    published, published_source = published_of(meta, nodes, body, url, page.tz)
-    if lines is None:
-        lines = [nodes[i].text for i in body]
-    return ExtractedArticle(
-        title=title,
-        published=published,
-        published_source=published_source,
-        text="\n".join(line for line in lines if line),
-        encoding=page.encoding,
-        mode=mode,
-        url=url,
-        title_source=title_source,
-    )

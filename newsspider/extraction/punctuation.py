@@ -1,8 +1,8 @@
-"""DOM + punctuation ratio: Li & Jiang 2012 §1 and §2.1 (ALGORITHMS.md §B1-§B2).
+"""DOM + punctuation ratio: Li & Jiang 2012 §1 and §2.1 (``punctuation``).
 
 Paper mode, step by step:
 
-1. §1 (1): decode to Unicode (:func:`.page.load_page`, ALGORITHMS.md §B1).
+1. §1 (1): decode to Unicode (:func:`.page.load_page`, :mod:`.encoding`).
 2. §1 (2), (4), (5): repair the markup and parse it to a DOM. The paper runs
    HTML Tidy, adds an XML declaration and parses with TinyXML; lxml's HTML
    parser does the repair and the parse in one step.
@@ -21,10 +21,10 @@ Paper mode, step by step:
    ``lower < ratio <= p`` with ``p = 0.3`` (:func:`keep_ratio`).
 6. Output: the kept nodes' text in document order, one node per line.
 
-Two settlements of ALGORITHMS.md §B2, where it and the paper differ:
+Two settlements of what the paper leaves open:
 
-* The paper keeps ratios in ``[0, p]``. ALGORITHMS.md excludes 0: nodes
-  without punctuation are navigation by the paper's own §2.1 argument. The
+* The paper keeps ratios in ``[0, p]``. Here 0 is excluded: nodes without
+  punctuation are navigation by the paper's own §2.1 argument. The
   lower bound is the parameter ``lower`` (default 0.0, excluded);
   ``lower_inclusive=True`` with ``lower=0.0`` gives the paper's literal
   ``[0, p]``.
@@ -33,37 +33,31 @@ Two settlements of ALGORITHMS.md §B2, where it and the paper differ:
   the whitespace of the markup (indentation, newlines) is not text.
 
 The line-hash step of §2.2 runs after *any* extractor (CorpusPipeline), so it
-is not part of this method. Title and time come from :mod:`.page`, shared
-with the other methods (the paper does not say how it finds them).
+is not part of this method. Title and time come from :mod:`.textnodes`, shared
+with the xpath method (the paper does not say how it finds them).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import tzinfo
-from typing import Any
 
 from lxml import etree
 
+from .method import Extractor
 from .model import ExtractedArticle
-from .page import (
-    TextNode,
-    empty_article,
-    finish_article,
-    load_page,
-    read_metadata,
-)
+from .page import Page
+from .textnodes import TextNode, finish_article, read_metadata
 
 __all__ = [
     "DROP_TAGS",
     "LOWER",
-    "MODES",
     "PUNCTUATION",
     "UNWRAP_TAGS",
     "NodeRatio",
     "P",
+    "Punctuation",
     "extract_punctuation",
     "keep_ratio",
     "normalise",
@@ -72,13 +66,11 @@ __all__ = [
     "text_nodes",
 ]
 
-MODES = ("paper",)
-
 #: §2.1: the threshold ``p`` (the paper's sweep of 0.01 … 0.9 settles on 0.3).
 P = 0.3
-#: ALGORITHMS.md §B2: the lower bound of the ratio, excluded by default.
+#: The lower bound of the ratio, excluded by default (module docstring).
 LOWER = 0.0
-#: ALGORITHMS.md §B2: Chinese and Latin punctuation (the paper names 。，！ and brackets).
+#: §2.1: Chinese and Latin punctuation (the paper names 。，！ and brackets).
 PUNCTUATION = "。，！？；：、（）【】《》“”‘’.,!?;:()[]\"'"
 #: §1 (6): elements deleted with their content (comments too; lxml keeps no doctype).
 DROP_TAGS: tuple[str, ...] = (
@@ -168,7 +160,7 @@ def punctuation_ratio(text: str, punctuation: str = PUNCTUATION) -> tuple[int, i
 def keep_ratio(
     ratio: float, p: float = P, lower: float = LOWER, *, lower_inclusive: bool = False
 ) -> bool:
-    """§2.1: is a node with this ratio body? ``lower < ratio <= p`` (ALGORITHMS.md §B2);
+    """§2.1: is a node with this ratio body? ``lower < ratio <= p`` (module docstring);
     ``lower_inclusive=True`` makes it ``lower <= ratio <= p`` (the paper's ``[0, p]``)."""
     above = ratio >= lower if lower_inclusive else ratio > lower
     return above and ratio <= p
@@ -191,40 +183,42 @@ def punctuation_nodes(
     return out
 
 
-def extract_punctuation(
-    html: bytes | str,
-    url: str | None = None,
-    *,
-    headers: Mapping[Any, Any] | None = None,
-    tz: tzinfo | str | None = None,
-    mode: str = "paper",
-    p: float = P,
-    lower: float = LOWER,
-    lower_inclusive: bool = False,
-    punctuation: str = PUNCTUATION,
-    drop: Sequence[str] = DROP_TAGS,
-    unwrap: Sequence[str] = UNWRAP_TAGS,
-) -> ExtractedArticle:
+class Punctuation(Extractor):
     """Headline, time and body of one page by Li & Jiang 2012 §1-§2.1 (paper mode).
 
     ``p``, ``lower``/``lower_inclusive``, ``punctuation``, ``drop`` and
-    ``unwrap`` are the method's parameters (module docstring). Raises
-    :class:`~.errors.ExtractionError` when the input is not HTML at all; a page
-    without body nodes gives empty ``text``.
+    ``unwrap`` are the method's parameters (module docstring). A page without
+    body nodes gives empty ``text``.
     """
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r} for punctuation; expected one of {MODES}")
-    page = load_page(html, headers=headers, tz=tz)
-    if page.root is None:
-        return empty_article(page, url, mode)
-    meta = read_metadata(page.root, page.tz)  # before <meta> and <script> are deleted
-    normalise(page.root, drop, unwrap)
-    nodes = text_nodes(page.root)
-    body = [
-        i
-        for i, node in enumerate(nodes)
-        if keep_ratio(
-            punctuation_ratio(node.text, punctuation)[2], p, lower, lower_inclusive=lower_inclusive
-        )
-    ]
-    return finish_article(page, meta, nodes, body, url, mode)
+
+    def extract(
+        self,
+        page: Page,
+        url: str | None,
+        *,
+        p: float = P,
+        lower: float = LOWER,
+        lower_inclusive: bool = False,
+        punctuation: str = PUNCTUATION,
+        drop: Sequence[str] = DROP_TAGS,
+        unwrap: Sequence[str] = UNWRAP_TAGS,
+    ) -> ExtractedArticle:
+        assert page.root is not None
+        meta = read_metadata(page.root, page.tz)  # before <meta> and <script> are deleted
+        normalise(page.root, drop, unwrap)
+        nodes = text_nodes(page.root)
+        body = [
+            i
+            for i, node in enumerate(nodes)
+            if keep_ratio(
+                punctuation_ratio(node.text, punctuation)[2],
+                p,
+                lower,
+                lower_inclusive=lower_inclusive,
+            )
+        ]
+        return finish_article(page, meta, nodes, body, url, self.mode)
+
+
+#: The method as a function, for library use (the registry's ``punctuation``).
+extract_punctuation = Punctuation("punctuation")

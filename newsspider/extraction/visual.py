@@ -1,4 +1,4 @@
-"""VL_PS, visual layout noise removal: Jing & Zuo (ALGORITHMS.md §C).
+"""VL_PS, visual layout noise removal: Jing & Zuo (``visual``, ``visual+blockstats``).
 
 The paper (§2.3, algorithm VL_PS) renders the page, reads its real size
 ``W`` × ``H`` and the absolute box ``(LEFT, TOP, WIDTH, HEIGHT)`` of every
@@ -61,21 +61,23 @@ items at line starts and ends, and the sidebars stay CENTER. Chinese text
 needs a CJK font (Debian's ``fonts-wqy-microhei``); without one every
 character is a narrow placeholder box and the geometry is wrong.
 
-``visual+blockstats`` (:func:`extract_visual_blockstats`) is the combination
-Jing & Zuo propose, VL_PS as a pre-step: the text of every element in
-HEADER, FOOTER, LM or RM, and of every hidden element of BODY, is removed,
-and Zou & Zhong's block statistics (:func:`.article.extract_article`, paper
-or best mode) run on what is left.
+``visual+blockstats`` (:class:`VisualBlockstats`) is the combination Jing &
+Zuo propose, VL_PS as a pre-step: the text of every element in HEADER,
+FOOTER, LM or RM, and of every hidden element of BODY, is removed, and Zou &
+Zhong's block statistics (:func:`.article.extract_article`, in the
+extractor's mode: ``visual+blockstats`` paper, ``visual+blockstats-best``
+best) run on what is left.
 
 Title and time for ``visual``: the page's metadata (``og:title``, JSON-LD,
 ``<meta>`` times) and Zou & Zhong §1.2.3 over the CENTER blocks, chosen as
-the best mode does (:func:`.best.best_title`, :func:`.best.best_published`).
+the best mode does (:func:`.title_time.best_title`, :func:`.best.best_published`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -84,19 +86,17 @@ from typing import Any, Self
 
 from lxml import etree
 
-from .article import extract_article, paper_title, resolve_tz
-from .best import BEST_TYPE_II, best_published, best_title, textnums
+from .article import extract_article
+from .best import BEST_TYPE_II, best_published, textnums
 from .blocks import mark_blocks, split_blocks
 from .blockstats import block_statistics
 from .metadata import page_metadata
+from .method import Extractor
 from .model import ExtractedArticle
-from .page import empty_article, load_page
+from .page import Page, load_page
+from .paper import paper_title
 from .render import ID_ATTRIBUTE, Layout, Renderer, shared_renderer
-
-#: Modes of ``visual``: the paper alone.
-MODES = ("paper",)
-#: Modes of ``visual+blockstats``: the block statistics mode run after VL_PS.
-BLOCKSTATS_MODES = ("paper", "best")
+from .title_time import best_title
 
 #: Jing & Zuo §3 thresholds.
 H1_DEFAULT = 200.0
@@ -203,7 +203,7 @@ class VisualPage:
 def decode_and_parse(
     html: bytes | str, headers: Mapping[Any, Any] | None = None
 ) -> tuple[etree._Element | None, str]:
-    """Decode (ALGORITHMS.md §B1) and parse a page as :func:`.article.extract_article` does."""
+    """Decode and parse a page as every method does (:func:`.page.load_page`)."""
     page = load_page(html, headers=headers)
     return page.root, page.encoding
 
@@ -254,7 +254,7 @@ def _wrap_direct_text(el: etree._Element) -> None:
 #: Content-Security-Policy of the rendered copy: inline styles only (and inline
 #: scripts when JavaScript is on). The renderer never even asks for an image,
 #: style sheet, font or frame, so the route that aborts every request (the
-#: wall that does not depend on the page) has nothing to do: ~0.15 s a page.
+#: wall that does not depend on the page) has nothing to do.
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 CSP_JAVASCRIPT = CSP + "; script-src 'unsafe-inline' 'unsafe-eval'"
 
@@ -358,16 +358,6 @@ def _classify_tree(
     return VisualPage(root, encoding, elements, layout, t, regions)
 
 
-def _page_or_empty(
-    html: bytes | str, url: str | None, mode: str, headers: Mapping[Any, Any] | None, **params: Any
-) -> VisualPage | ExtractedArticle:
-    """The classified page, or the empty ExtractedArticle when lxml finds no document (decoded once)."""
-    loaded = load_page(html, headers=headers)
-    if loaded.root is None:
-        return empty_article(loaded, url, mode)
-    return _classify_tree(loaded.root, loaded.encoding, **params)
-
-
 def _blank_text(page: VisualPage, drop: frozenset[Region] | set[Region]) -> None:
     """Remove (in place) the direct text of every element whose text region is in ``drop``."""
     for k, el in enumerate(page.elements):
@@ -382,27 +372,9 @@ def _blank_one(el: etree._Element) -> None:
         child.tail = None
 
 
-def _check_mode(mode: str, allowed: tuple[str, ...], method: str) -> None:
-    if mode not in allowed:
-        raise ValueError(f"unknown mode {mode!r} for {method}; expected one of {allowed}")
-
-
-def extract_visual(
-    html: bytes | str,
-    url: str | None = None,
-    *,
-    headers: Mapping[Any, Any] | None = None,
-    tz: tzinfo | str | None = None,
-    mode: str = "paper",
-    H1: float = H1_DEFAULT,
-    H2_offset: float = H2_OFFSET_DEFAULT,
-    W1: float = W1_DEFAULT,
-    W2: float = W2_DEFAULT,
-    renderer: Renderer | None = None,
-    javascript: bool | None = None,
-    timeout: float | None = None,
-) -> ExtractedArticle:
-    """``visual``: the CENTER content of VL_PS (Jing & Zuo §2.3) as the body.
+class _VisualExtractor(Extractor):
+    """VL_PS (Jing & Zuo §2.3 steps a-d) on the page, then what the method does with
+    the regions (:meth:`after_vl_ps`).
 
     ``H1`` (px from the top), ``H2_offset`` (px from the bottom: ``H2 = H -
     H2_offset``), ``W1`` and ``W2`` (fractions of ``W``) are the paper's
@@ -411,100 +383,103 @@ def extract_visual(
     default, off) and ``timeout`` (seconds) go to it. Raises
     :class:`.render.VisualError` subclasses when the page cannot be rendered.
     """
-    _check_mode(mode, MODES, "visual")
-    zone = resolve_tz(tz)
-    page = _page_or_empty(
-        html,
-        url,
-        mode,
-        headers,
-        H1=H1,
-        H2_offset=H2_offset,
-        W1=W1,
-        W2=W2,
-        renderer=renderer,
-        javascript=javascript,
-        timeout=timeout,
-    )
-    if isinstance(page, ExtractedArticle):
-        return page
-    root = page.root
-    meta, page_title, published_meta = page_metadata(root, zone)
-    _blank_text(page, set(Region) - {Region.CENTER})
-    blockset = split_blocks(mark_blocks(root, (), BEST_TYPE_II), keep_links=True)
-    stats = block_statistics(textnums(blockset))  # only to place §1.2.3's title/time window
-    title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
-    published, source = best_published(blockset, stats, published_meta, url, zone, title)
-    return ExtractedArticle(
-        title=title,
-        published=published,
-        published_source=source,
-        text="\n".join(t for t in blockset.text if t),
-        encoding=page.encoding,
-        mode=mode,
-        url=url,
-        title_source=title_source,
-    )
+
+    def extract(
+        self,
+        page: Page,
+        url: str | None,
+        *,
+        H1: float = H1_DEFAULT,
+        H2_offset: float = H2_OFFSET_DEFAULT,
+        W1: float = W1_DEFAULT,
+        W2: float = W2_DEFAULT,
+        renderer: Renderer | None = None,
+        javascript: bool | None = None,
+        timeout: float | None = None,
+    ) -> ExtractedArticle:
+        assert page.root is not None
+        visual = _classify_tree(
+            page.root,
+            page.encoding,
+            H1=H1,
+            H2_offset=H2_offset,
+            W1=W1,
+            W2=W2,
+            renderer=renderer,
+            javascript=javascript,
+            timeout=timeout,
+        )
+        return self.after_vl_ps(visual, url, page.tz)
+
+    @abstractmethod
+    def after_vl_ps(self, visual: VisualPage, url: str | None, tz: tzinfo) -> ExtractedArticle:
+        """The article from a classified page."""
 
 
-def extract_visual_blockstats(
-    html: bytes | str,
-    url: str | None = None,
-    *,
-    headers: Mapping[Any, Any] | None = None,
-    tz: tzinfo | str | None = None,
-    mode: str = "paper",
-    H1: float = H1_DEFAULT,
-    H2_offset: float = H2_OFFSET_DEFAULT,
-    W1: float = W1_DEFAULT,
-    W2: float = W2_DEFAULT,
-    renderer: Renderer | None = None,
-    javascript: bool | None = None,
-    timeout: float | None = None,
-) -> ExtractedArticle:
+class VisualCenter(_VisualExtractor):
+    """``visual``: the CENTER content of VL_PS (Jing & Zuo §2.3) as the body.
+
+    Parameters as for :class:`_VisualExtractor`.
+    """
+
+    def after_vl_ps(self, visual: VisualPage, url: str | None, tz: tzinfo) -> ExtractedArticle:
+        root = visual.root
+        meta, page_title, published_meta = page_metadata(root, tz)
+        _blank_text(visual, set(Region) - {Region.CENTER})
+        blockset = split_blocks(mark_blocks(root, (), BEST_TYPE_II), keep_links=True)
+        stats = block_statistics(textnums(blockset))  # only to place §1.2.3's title/time window
+        title, title_source = best_title(
+            paper_title(blockset, stats, nonempty=True), meta, page_title
+        )
+        published, source = best_published(blockset, stats, published_meta, url, tz, title)
+        return ExtractedArticle(
+            title=title,
+            published=published,
+            published_source=source,
+            text="\n".join(t for t in blockset.text if t),
+            encoding=visual.encoding,
+            mode=self.mode,
+            url=url,
+            title_source=title_source,
+        )
+
+
+class VisualBlockstats(_VisualExtractor):
     """``visual+blockstats``: VL_PS as a pre-step (Jing & Zuo §2.3), then Zou & Zhong.
 
     The text of the elements in HEADER, FOOTER, LM and RM, and of the hidden
     elements of BODY, is removed from the tree; :func:`.article.extract_article`
-    in ``mode`` (``"paper"`` or ``"best"``) runs on the rest. ``<head>`` is
-    left as it is, so titles and times still come from the page's metadata.
-    Parameters as for :func:`extract_visual`.
+    in the extractor's mode (``"paper"`` or ``"best"``) runs on the rest.
+    ``<head>`` is left as it is, so titles and times still come from the page's
+    metadata. Parameters as for :class:`_VisualExtractor`.
     """
-    _check_mode(mode, BLOCKSTATS_MODES, "visual+blockstats")
-    page = _page_or_empty(
-        html,
-        url,
-        mode,
-        headers,
-        H1=H1,
-        H2_offset=H2_offset,
-        W1=W1,
-        W2=W2,
-        renderer=renderer,
-        javascript=javascript,
-        timeout=timeout,
-    )
-    if isinstance(page, ExtractedArticle):
-        return page
-    _blank_text(page, NOISE)
-    for body in page.root.iter("body"):
-        for el in body.iter():
-            k = el.get(ID_ATTRIBUTE)
-            if k is not None and page.regions[int(k)] is Region.NONE:
-                if el.tag not in _KEEP_UNRENDERED and el.tag not in _UNCLASSIFIED:
-                    _blank_one(el)
-    etree.strip_attributes(page.root, ID_ATTRIBUTE)
-    filtered = etree.tostring(page.root, method="html", encoding="unicode")
-    article = extract_article(filtered, url, mode=mode, tz=tz)
-    return dataclasses.replace(article, encoding=page.encoding)
+
+    def after_vl_ps(self, visual: VisualPage, url: str | None, tz: tzinfo) -> ExtractedArticle:
+        _blank_text(visual, NOISE)
+        for body in visual.root.iter("body"):
+            for el in body.iter():
+                k = el.get(ID_ATTRIBUTE)
+                if k is not None and visual.regions[int(k)] is Region.NONE:
+                    if el.tag not in _KEEP_UNRENDERED and el.tag not in _UNCLASSIFIED:
+                        _blank_one(el)
+        etree.strip_attributes(visual.root, ID_ATTRIBUTE)
+        filtered = etree.tostring(visual.root, method="html", encoding="unicode")
+        article = extract_article(filtered, url, mode=self.mode, tz=tz)
+        return dataclasses.replace(article, encoding=visual.encoding)
+
+
+#: ``visual`` as a function, for library use.
+extract_visual = VisualCenter("visual")
+#: ``visual+blockstats`` (block statistics in paper mode) as a function, for library use.
+extract_visual_blockstats = VisualBlockstats("visual+blockstats")
 
 
 __all__ = [
-    "BLOCKSTATS_MODES",
-    "MODES",
     "NOISE",
     "Region",
     "Thresholds",
+    "VisualBlockstats",
+    "VisualCenter",
     "VisualPage",
     "classify",
     "extract_visual",

@@ -1,4 +1,4 @@
-"""XPath-cluster segmentation: Hou & Yang 2011 (ALGORITHMS.md §D).
+"""XPath-cluster segmentation: Hou & Yang 2011 (``xpath``).
 
 Paper mode, step by step (section numbers are the paper's):
 
@@ -52,11 +52,11 @@ What the paper leaves open, settled here (each also said where it is used):
   outside/inside a link; a leaf is a node with ``href`` when it lies inside an
   element with an ``href`` attribute (``NODE_href``), else without
   (``NODE_nohref``). The paper's ``× 100%`` only prints B_n as a percentage;
-  ALGORITHMS.md's plain ratio is used.
+  the plain ratio is used.
 * The variance is the population variance of the ``n - 1`` gaps (eq. (4)).
   A cluster of one leaf has no gaps: ``ΔT = 0`` and variance 0.
-* ALGORITHMS.md §D6 leaves out the paper's ``ΔT > PreD`` test (heuristic (2),
-  no value given); it is the parameter ``PreD``, default 0, which every
+* The paper's ``ΔT > PreD`` test (heuristic (2)) comes with no value; it is
+  the parameter ``PreD``, default 0, which every
   cluster of two or more leaves passes. The optional template step (§3.2,
   ``Frequency_Threshold``) is not part of the body rule and is not done.
 * k-means (§3.3 cites it without details): ``Clusternum = 3`` clusters,
@@ -71,26 +71,27 @@ import heapq
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import tzinfo
 from itertools import accumulate
 from typing import Any
 
 from lxml import etree
 
+from .method import Extractor
 from .model import ExtractedArticle
-from .page import TextNode, empty_article, finish_article, load_page, read_metadata
+from .page import Page, load_page
+from .textnodes import TextNode, finish_article, read_metadata
 
 __all__ = [
     "CLUSTERNUM",
     "INVISIBLE",
     "MIN_LEAVES",
-    "MODES",
     "VARIANCE_LIMIT",
     "Cluster",
     "ClusterStats",
     "Leaf",
     "Segmentation",
     "Thresholds",
+    "XpathClusters",
     "cluster_leaves",
     "cluster_stats",
     "extract_xpath",
@@ -107,8 +108,6 @@ __all__ = [
     "θ_RANGE",
 ]
 
-MODES = ("paper",)
-
 #: §1.1: invisible elements deleted with their content (comments too).
 INVISIBLE: tuple[str, ...] = ("script", "style")
 #: §2 (2): θ outside this closed range is a split point.
@@ -122,7 +121,7 @@ MIN_LEAVES = 1
 #: (F1 0.826) and cx163-zh (0.890); no limit is 0.01 better on scrapinghub-en
 #: (0.790 vs 0.780) but 0.015 worse on cwced-zh.
 VARIANCE_LIMIT = 8.0
-#: §3.1 ``ΔT > PreD`` (ALGORITHMS.md §D6 omits it; 0 keeps every cluster).
+#: §3.1 ``ΔT > PreD`` (the paper gives no value; 0 keeps every cluster).
 PRED = 0.0
 #: §3.3 ``Clusternum`` of the k-means.
 CLUSTERNUM = 3
@@ -495,22 +494,7 @@ def train_thresholds(samples: Iterable[Thresholds | None]) -> Thresholds | None:
 # The method
 
 
-def extract_xpath(
-    html: bytes | str,
-    url: str | None = None,
-    *,
-    headers: Mapping[Any, Any] | None = None,
-    tz: tzinfo | str | None = None,
-    mode: str = "paper",
-    Length_Threshold: float | None = None,
-    B_n_Threshold: float | None = None,
-    θ_range: tuple[float, float] = θ_RANGE,
-    variance_limit: float = VARIANCE_LIMIT,
-    min_leaves: int = MIN_LEAVES,
-    PreD: float = PRED,
-    Clusternum: int = CLUSTERNUM,
-    invisible: Sequence[str] = INVISIBLE,
-) -> ExtractedArticle:
+class XpathClusters(Extractor):
     """Headline, time and body of one page by Hou & Yang 2011 (paper mode).
 
     ``Length_Threshold`` and ``B_n_Threshold`` are the site's trained
@@ -518,36 +502,50 @@ def extract_xpath(
     the page's own: eq. (6)/(8) on this page alone (``M = 1``,
     :func:`leaf_thresholds` with ``Clusternum``), which is §3.3's training
     with the only sample an untrained site has. The other parameters are
-    those of :func:`segment`. Raises :class:`~.errors.ExtractionError` when
-    the input is not HTML at all; a page without a body cluster gives empty
+    those of :func:`segment`. A page without a body cluster gives empty
     ``text``.
     """
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r} for xpath; expected one of {MODES}")
-    page = load_page(html, headers=headers, tz=tz)
-    if page.root is None:
-        return empty_article(page, url, mode)
-    meta = read_metadata(page.root, page.tz)  # before <script> (JSON-LD) is deleted
-    leaves = leaves_of(page.root, invisible)
-    if Length_Threshold is None or B_n_Threshold is None:
-        own = leaf_thresholds(leaves, Clusternum)
-        if own is not None:
-            Length_Threshold = (
-                own.Length_Threshold if Length_Threshold is None else Length_Threshold
+
+    def extract(
+        self,
+        page: Page,
+        url: str | None,
+        *,
+        Length_Threshold: float | None = None,
+        B_n_Threshold: float | None = None,
+        θ_range: tuple[float, float] = θ_RANGE,
+        variance_limit: float = VARIANCE_LIMIT,
+        min_leaves: int = MIN_LEAVES,
+        PreD: float = PRED,
+        Clusternum: int = CLUSTERNUM,
+        invisible: Sequence[str] = INVISIBLE,
+    ) -> ExtractedArticle:
+        assert page.root is not None
+        meta = read_metadata(page.root, page.tz)  # before <script> (JSON-LD) is deleted
+        leaves = leaves_of(page.root, invisible)
+        if Length_Threshold is None or B_n_Threshold is None:
+            own = leaf_thresholds(leaves, Clusternum)
+            if own is not None:
+                Length_Threshold = (
+                    own.Length_Threshold if Length_Threshold is None else Length_Threshold
+                )
+                B_n_Threshold = own.B_n_Threshold if B_n_Threshold is None else B_n_Threshold
+        body: list[int] = []
+        if Length_Threshold is not None and B_n_Threshold is not None:
+            seg = segment(
+                leaves,
+                Length_Threshold=Length_Threshold,
+                B_n_Threshold=B_n_Threshold,
+                θ_range=θ_range,
+                variance_limit=variance_limit,
+                min_leaves=min_leaves,
+                PreD=PreD,
             )
-            B_n_Threshold = own.B_n_Threshold if B_n_Threshold is None else B_n_Threshold
-    body: list[int] = []
-    if Length_Threshold is not None and B_n_Threshold is not None:
-        seg = segment(
-            leaves,
-            Length_Threshold=Length_Threshold,
-            B_n_Threshold=B_n_Threshold,
-            θ_range=θ_range,
-            variance_limit=variance_limit,
-            min_leaves=min_leaves,
-            PreD=PreD,
-        )
-        if seg.body is not None:
-            body = seg.body.X
-    nodes = [TextNode(leaf.text, leaf.element) for leaf in leaves]
-    return finish_article(page, meta, nodes, body, url, mode)
+            if seg.body is not None:
+                body = seg.body.X
+        nodes = [TextNode(leaf.text, leaf.element) for leaf in leaves]
+        return finish_article(page, meta, nodes, body, url, self.mode)
+
+
+#: The method as a function, for library use (the registry's ``xpath``).
+extract_xpath = XpathClusters("xpath")

@@ -54,7 +54,6 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 
 from newsspider.extraction.linehash import CleanResult, page_md5
-from newsspider.pipelines.extract import await_future
 from newsspider.nightly.report import DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_FINISH
 from newsspider.storage import (
     Backoff,
@@ -70,6 +69,7 @@ from newsspider.storage import (
     upsert_articles,
 )
 from newsspider.storage.runs import finish_crawl_run, start_crawl_run
+from newsspider.workers import await_future
 
 __all__ = ["ALL_BOILERPLATE", "DATABASE_UNAVAILABLE", "STORE_ERROR", "CorpusPipeline"]
 
