@@ -5,7 +5,9 @@ this runs the best mode without it over the labelled datasets and prints the
 F1 / qualified % / title / date figures beside the full best mode and the
 paper mode, so each improvement's contribution is a measured number.
 
-    python benchmarks/ablation.py [DATASETS_DIR] [--datasets cwced-zh,cx163-zh,scrapinghub-en]
+    python benchmarks/ablation.py DATASETS_DIR [--datasets cwced-zh,cx163-zh,scrapinghub-en]
+
+DATASETS_DIR is the folder holding the dataset folders (each with ``cases.jsonl``).
 """
 
 from __future__ import annotations
@@ -21,9 +23,6 @@ sys.path.insert(0, str(REPO))
 
 from newsspider.evaluation import evaluate, load_cases  # noqa: E402
 from newsspider.extraction import best, blocks, extract_article  # noqa: E402
-
-DEFAULT_DIR = REPO.parent / "shared" / "datasets"
-
 
 @contextlib.contextmanager
 def patched(obj: object, **values: object) -> Iterator[None]:
@@ -56,7 +55,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("datasets_dir", nargs="?", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("datasets_dir", type=Path, help="folder holding the dataset folders")
     parser.add_argument("--datasets", default="cwced-zh,cx163-zh,scrapinghub-en")
     args = parser.parse_args()
     names = args.datasets.split(",")

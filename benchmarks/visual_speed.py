@@ -2,18 +2,20 @@
 
 Not a test. Renders and classifies every page of each dataset in headless
 Chromium (one browser for the whole run, a new tab per page, JavaScript off,
-every request blocked) with ``visual`` and ``visual+blockstats``, and prints
+every request blocked) with the visual methods of the registry, and prints
 per dataset and method: seconds per page (median, p90, max: the whole
 ``extract_*`` call, i.e. decode + parse + render + measure + classify +
 text), F1 / qualified % / excellent % (``newsspider.evaluation``), title and
 date accuracy, and errors. Block statistics rows are printed beside them for
 reference. Afterwards it checks that no Chromium process is left.
 
-    python benchmarks/visual_speed.py [DATASETS_DIR] [--datasets cx163-zh,cwced-zh]
-        [--methods visual,visual+blockstats,visual+blockstats:best,blockstats:paper]
+    python benchmarks/visual_speed.py DATASETS_DIR [--datasets cx163-zh,cwced-zh]
+        [--methods visual,visual+blockstats,visual+blockstats-best,blockstats-paper]
         [--json report.json]
 
-Acceptance (issue 6): median render + classify < 2 s per page on this 2-core machine.
+``--methods`` takes names of ``newsspider/extraction/registry.py``. The visual
+methods get the run's one renderer. The summary checks the median seconds of a
+visual page against ``LIMIT_SECONDS``.
 """
 
 from __future__ import annotations
@@ -32,33 +34,24 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from newsspider.evaluation import DatasetReport, evaluate, load_cases  # noqa: E402
-from newsspider.extraction import extract_article  # noqa: E402
 from newsspider.extraction.render import (  # noqa: E402
     Renderer,
     chromium_processes,
     unavailable_reason,
 )
-from newsspider.extraction.visual import (  # noqa: E402
-    extract_visual,
-    extract_visual_blockstats,
-)
+from newsspider.extraction.registry import get_extractor, registered  # noqa: E402
 
-DEFAULT_DIR = REPO.parent / "shared" / "datasets"
 LIMIT_SECONDS = 2.0
 
 
 def extractor(method: str, renderer: Renderer) -> Callable[[bytes, str | None], Any]:
-    """``method`` is ``visual``, ``visual+blockstats[:mode]`` or ``blockstats[:mode]``."""
-    name, _, mode = method.partition(":")
-    if name == "visual":
-        return lambda raw, url: extract_visual(raw, url, mode=mode or "paper", renderer=renderer)
-    if name == "visual+blockstats":
-        return lambda raw, url: extract_visual_blockstats(
-            raw, url, mode=mode or "paper", renderer=renderer
-        )
-    if name == "blockstats":
-        return lambda raw, url: extract_article(raw, url, mode=mode or "best")
-    raise SystemExit(f"unknown method {method!r}")
+    """The registry's ``method``; a method that renders gets ``renderer``."""
+    try:
+        params = {"renderer": renderer} if registered(method).renders else {}
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    fn = get_extractor(method)
+    return lambda raw, url: fn(raw, url, **params)
 
 
 def seconds_summary(report: DatasetReport) -> dict[str, float]:
@@ -80,11 +73,11 @@ def pct(value: float | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("datasets_dir", nargs="?", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("datasets_dir", type=Path, help="folder holding the dataset folders")
     parser.add_argument("--datasets", default="cx163-zh,cwced-zh")
     parser.add_argument(
         "--methods",
-        default="visual,visual+blockstats,visual+blockstats:best,blockstats:paper,blockstats:best",
+        default="visual,visual+blockstats,visual+blockstats-best,blockstats-paper,blockstats",
     )
     parser.add_argument("--json", type=Path, help="write the figures as JSON here")
     args = parser.parse_args()
@@ -141,7 +134,7 @@ def main() -> None:
             f"| {s['max']:.3f} | {r['f1']:.3f} | {pct(r['qualified'])} | {pct(r['excellent'])} "
             f"| {title} | {date} | {len(r['errors'])} |"
         )
-    visual = [r for r in rows if r["method"].startswith("visual")]
+    visual = [r for r in rows if registered(r["method"]).renders]
     worst = max((r["seconds"]["median"] for r in visual), default=0.0)
     print()
     print(
