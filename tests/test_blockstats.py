@@ -1,4 +1,4 @@
-"""Zou & Zhong 2011 §1.2.1-§1.2.2 (ALGORITHMS.md §A1-A2), checked against hand computations."""
+"""Zou & Zhong 2011 §1.2.1-§1.2.2, checked against hand computations."""
 
 import pytest
 from lxml import etree

@@ -36,7 +36,7 @@ def test_quality_floor(datasets, name, mode):
 
 
 def test_date_accuracy_pooled_over_every_page_with_date_gold(datasets):
-    """Issue 3's 95% over the pages whose gold has a date, all labelled datasets together."""
+    """A date right on 95% of the pages whose gold has one, all labelled datasets together."""
     names = [p.parent.name for p in sorted(datasets.glob("*/cases.jsonl"))]
     reports = [evaluate(datasets / n, extract_article, name="best") for n in names]
     titles_ok, titles, dates_ok, dates = pooled_accuracy(reports)["best"]

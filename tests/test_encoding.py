@@ -1,4 +1,4 @@
-"""Decoding pages to Unicode (Li & Jiang 2012 §1, ALGORITHMS.md §B1)."""
+"""Decoding pages to Unicode (Li & Jiang 2012 §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Li & Jiang 2012 §2.2 line-hash table (ALGORITHMS.md §B3), checked against hand computations.
+"""Li & Jiang 2012 §2.2 line-hash table, checked against hand computations.
 
 Most tests use ``L = 2`` so the threshold ``int(1 + RC / L)`` moves every two pages:
 

@@ -1,9 +1,9 @@
-"""Property tests (hypothesis, issue 7 item 7).
+"""Property tests (hypothesis).
 
 1. ``extract_article`` on any input raises nothing but ``ExtractionError``: arbitrary
    bytes, HTML-ish token soup (as text and as bytes in several encodings), with random
    charset declarations, in both modes.
-2. The line table's invariants (Li & Jiang §2.2, ALGORITHMS.md §B3) over arbitrary page
+2. The line table's invariants (Li & Jiang §2.2) over arbitrary page
    sequences, for the pure ``LineTable`` and for ``SqlLineTable`` on SQLite, which must
    also agree with each other page by page:
 

@@ -1,6 +1,6 @@
 """The punctuation method, Li & Jiang 2012 §1-§2.1, paper mode.
 
-Every ratio below is counted by hand: punctuation characters of ALGORITHMS.md §B2 over the
+Every ratio below is counted by hand: punctuation characters (``PUNCTUATION``) over the
 node's non-whitespace characters, kept when 0 < ratio <= p (p = 0.3).
 """
 
@@ -47,7 +47,7 @@ PAGE = """<!DOCTYPE html>
 
 # (text node after §1 (3)/(6), punctuation, characters, kept at p = 0.3)
 EXPECTED = [
-    ("测试页", 0, 3, False),  # ratio 0: excluded (ALGORITHMS.md §B2)
+    ("测试页", 0, 3, False),  # ratio 0: excluded (navigation, §2.1)
     ("首页", 0, 2, False),
     ("|", 0, 1, False),  # "|" is not in the punctuation list
     ("新闻", 0, 2, False),
@@ -127,7 +127,7 @@ def test_punctuation_ratio_counts_non_whitespace_characters():
 @pytest.mark.parametrize(
     ("ratio", "kwargs", "kept"),
     [
-        (0.0, {}, False),  # ALGORITHMS.md: 0 excluded
+        (0.0, {}, False),  # 0 excluded by default
         (0.0, {"lower_inclusive": True}, True),  # the paper's [0, p]
         (0.01, {}, True),
         (0.3, {}, True),

@@ -1,4 +1,4 @@
-"""VL_PS, Jing & Zuo (ALGORITHMS.md §C): regions by hand, the renderer's robustness.
+"""VL_PS, Jing & Zuo §2.3: regions by hand, the renderer's robustness.
 
 The pure tests (thresholds, rules, the prepared tree) always run. The rest
 render pages in headless Chromium through Playwright and are skipped when

@@ -1,4 +1,4 @@
-"""The xpath method, Hou & Yang 2011 (ALGORITHMS.md §D), paper mode, on a page written for it.
+"""The xpath method, Hou & Yang 2011, paper mode, on a page written for it.
 
 Leaves of PAGE, numbered in document order (hand-listed):
 
@@ -178,7 +178,7 @@ def test_extract_with_thresholds_given():
     art = extract_xpath(TITLED, Length_Threshold=20, B_n_Threshold=1, variance_limit=2)
     assert art.text.splitlines() == BODY
     # The h1 near the body; it does not agree with <title> ("页面标题") and there is no
-    # og:title, so the heading is taken (best.best_title, as in the blockstats best mode).
+    # og:title, so the heading is taken (title_time.best_title, as in the blockstats best mode).
     assert (art.title, art.title_source) == ("标题文字", "heading")
     assert art.mode == "paper"
 

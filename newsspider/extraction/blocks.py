@@ -1,4 +1,4 @@
-"""Basic text blocks: Zou & Zhong 2011 §1.2.1 (ALGORITHMS.md §A1).
+"""Basic text blocks: Zou & Zhong 2011 §1.2.1.
 
 The paper repairs the markup, deletes the *type I* elements with their
 content, replaces every *type II* (layout) tag by ``<textblock>`` and cuts the
@@ -11,7 +11,7 @@ expensive part of a naive implementation):
 2. One XSLT pass (libxslt, C) writes the marked text (steps 2-3): type I
    elements, comments and processing instructions have empty templates, so
    they are skipped with their content while the text after them is kept
-   (the ``drop_tree`` semantics ALGORITHMS.md asks for); every type II start
+   (lxml's ``drop_tree`` semantics); every type II start
    tag, end tag and void element writes a separator (:data:`SEPARATOR` and a
    kind letter, see :class:`Marked`). The k-th separator that is not an end
    tag stands for the k-th type II element, so a block knows the element it
@@ -38,7 +38,7 @@ from operator import sub
 
 from lxml import etree
 
-#: Type I elements (Zou & Zhong table 1, ALGORITHMS.md §A1 step 2): deleted
+#: Type I elements (Zou & Zhong §1.2.1 table 1, step 2): deleted
 #: with everything inside them. ``a`` is handled by link markers (see module doc).
 TYPE_I: tuple[str, ...] = (
     "script",
@@ -73,7 +73,7 @@ TYPE_I: tuple[str, ...] = (
 )
 
 #: Type II (layout) elements: each start and end tag is a block separator.
-#: The HTML5 sectioning elements are ALGORITHMS.md's addition.
+#: The HTML5 sectioning elements are our addition (the paper predates them).
 TYPE_II: tuple[str, ...] = (
     "div",
     "p",
@@ -153,7 +153,7 @@ class Blockset:
     """The blockset as columns (one list per value, index = block number).
 
     Columns rather than one object per block: a page has ~1000 blocks, most
-    of them empty, and building them as lists is 2.5x faster (the hot path of
+    of them empty, and building them as lists is much faster (the hot path of
     extraction). :attr:`blocks` gives :class:`Block` objects for display,
     tests and paper mode.
 
@@ -346,8 +346,8 @@ def _stylesheet(
     """The XSLT that does §1.2.1 steps 2-3 in one C-level pass and writes the marked text.
 
     A Python walk that deletes type I elements and writes the separators into
-    the tree (``.text`` and ``.tail`` of ~800 elements a page) cost ~1.4 ms a
-    page, as much as parsing it; libxslt does the same in ~0.5 ms without
+    the tree (``.text`` and ``.tail`` of every element) costs as much as
+    parsing the page; libxslt does the same in a fraction of that without
     changing the tree: type I elements (and comments, processing
     instructions) have empty templates, so they are skipped with their
     content, and the text that follows them (their tail) is kept. With a
@@ -601,7 +601,7 @@ def _link_columns(
             continue
         seg = LINK_START + segs[i][1:] if in_link else segs[i][1:]
         in_link = seg.rfind(LINK_START) > seg.rfind(LINK_END)
-        # str.replace, not re.sub, for single characters: ~5x faster here
+        # str.replace, not re.sub, for single characters: much faster here
         outside = _OPEN_LINK_SPAN.sub("", seg).replace(LINK_END, "")
         t = t.replace(LINK_START, "").replace(LINK_END, "")
         if "  " in t or t[:1] == " " or t[-1:] == " ":  # a marker stood between spaces

@@ -1,4 +1,4 @@
-"""Text-block statistics and thresholds: Zou & Zhong 2011 §1.2.2 (ALGORITHMS.md §A2).
+"""Text-block statistics and thresholds: Zou & Zhong 2011 §1.2.2.
 
 Every intermediate value of the paper is exposed under the paper's name so a
 test (or ``scrapy extract --blocks``) can check it against a hand computation:
@@ -73,7 +73,7 @@ def smooth(blocknum: Sequence[float]) -> list[float]:
         return [blocknum[0] / 2]
     b = list(blocknum)
     out = [(2 * b[0] + b[1]) / 4]
-    # zip over shifted copies: ~3x faster than indexing in a generator (hot path)
+    # zip over shifted copies: faster than indexing in a generator (hot path)
     out += [(prev + 2 * cur + nxt) / 4 for prev, cur, nxt in zip(b, b[1:], b[2:], strict=False)]
     out.append((b[n - 2] + 2 * b[n - 1]) / 4)
     return out
@@ -83,7 +83,7 @@ def thresholds(sblocknum: Sequence[float]) -> tuple[float, float, float, float]:
     """``(N_min, N_avg, N'min, N_cal)`` of §1.2.2 (2).
 
     With no non-zero value there is no text at all: everything is 0.
-    With fewer than 9 blocks N_cal sums all of them (ALGORITHMS.md §A2).
+    With fewer than 9 blocks N_cal sums all of them (our reading of §1.2.2).
     """
     nonzero = [v for v in sblocknum if v > 0]
     if not nonzero:

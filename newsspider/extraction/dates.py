@@ -1,6 +1,6 @@
 """Publication times from text, metadata values and URLs.
 
-Paper mode follows Zou & Zhong 2011 §1.2.3 (ALGORITHMS.md §A3): the report
+Paper mode follows Zou & Zhong 2011 §1.2.3: the report
 time is found with the regular expression
 ``\\w{4}[-./,年]\\w{1,2}[-./,月]\\w{1,2}日?``.  :data:`DATE_PATTERN` implements
 it with Arabic digits and Chinese numerals (``二零一零年十二月十五日``) in place
@@ -84,7 +84,7 @@ ISSUE_PATTERN = re.compile(
 )
 
 _EPOCH = re.compile(r"\d{10}(?:\d{3})?")
-# Zaobao's JSON-LD "MM/DD/YYYY - HH:mm" (SITES.md §4).
+# Zaobao's JSON-LD "MM/DD/YYYY - HH:mm".
 _US_DATE = re.compile(
     r"(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4})"
     r"(?:\s*-?\s*(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?)?"
@@ -187,7 +187,7 @@ def find_date(text: str, tz: tzinfo) -> datetime | None:
 
     Every match starts with a four-digit year, so a plain search for four
     digits finds the candidates and the full pattern is only tried there
-    (3x faster on whole pages than searching with the full pattern, whose
+    (much faster on whole pages than searching with the full pattern, whose
     leading look-behind defeats the regex engine's fast scan).
     """
     pos = 0

@@ -1,6 +1,6 @@
 """Decode a page's bytes to Unicode before anything else reads it.
 
-Li & Jiang 2012 §1 (ALGORITHMS.md §B1) starts by normalising every page to
+Li & Jiang 2012 §1 starts by normalising every page to
 Unicode: the HTTP header's charset, then ``<meta charset>``, then chardet, a
 declared charset that fails to decode being overruled. Chinese news pages
 arrive as GB2312/GBK/GB18030, Big5 or UTF-8, and their declarations are often
@@ -17,9 +17,9 @@ wrong (pages saved from a browser are UTF-8 whatever their ``<meta>`` says;
    strictly. The GB family is always decoded as GB18030, its superset;
    "iso-8859-1", "latin-1" and "us-ascii" mean windows-1252 as in browsers,
    and such a Latin declaration is weak: Chinese bytes overrule it;
-5. sniffing, per the section's measured note (chardet costs ~30 ms a page, a
-   strict decode a fraction of a millisecond): strict GB18030, checked for
-   plausibility because Big5 (and Latin) bytes also pass it, then Big5;
+5. sniffing, cheapest first (chardet costs far more than a strict decode):
+   strict GB18030, checked for plausibility because Big5 (and Latin) bytes
+   also pass it, then Big5;
 6. pages with a few broken sequences: UTF-8, the declared charset or GB18030
    when nearly everything decodes (``errors="replace"``);
 7. chardet on a bounded prefix, and a last decode with ``errors="replace"``.
@@ -146,7 +146,7 @@ _CP1252_TABLE = _cp1252_table()
 
 
 def decode_html(data: bytes, content_type: str | None = None) -> tuple[str, str]:
-    """Decode a page, Li & Jiang 2012 §1 (ALGORITHMS.md §B1).
+    """Decode a page, Li & Jiang 2012 §1.
 
     ``content_type`` is the HTTP ``Content-Type`` header, if any. Returns the
     text and the codec used, lowercase (``"utf-8"``, ``"gb18030"``,
@@ -373,6 +373,6 @@ def _mostly_valid(text: str) -> bool:
 
 
 def _chardet_guess(data: bytes) -> str | None:
-    """chardet's codec for the first CHARDET_MAX_BYTES, or None (slow: ~30 ms)."""
+    """chardet's codec for the first CHARDET_MAX_BYTES, or None (slow: the last resort)."""
     label = chardet.detect(data[:CHARDET_MAX_BYTES]).get("encoding")
     return _codec_for_label(label) if label else None

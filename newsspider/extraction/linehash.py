@@ -1,4 +1,4 @@
-"""Line-hash denoising, Li & Jiang 2012 §2.2 (ALGORITHMS.md §B3), as pure functions.
+"""Line-hash denoising, Li & Jiang 2012 §2.2, as pure functions.
 
 Boilerplate (navigation, copyright footers, "share to" bars) repeats across the pages of one
 site, body text does not. Per site we keep a table ``line MD5 -> LC`` (how many pages a line
@@ -46,7 +46,7 @@ def line_md5(line: str) -> str:
 
 
 def split_lines(text: str) -> list[str]:
-    """Step 1 of ALGORITHMS.md §B3: split on ``\\n``, strip each line, skip empty ones."""
+    """Step 1 of Li & Jiang §2.2: split on ``\\n``, strip each line, skip empty ones."""
     return [s for s in (raw.strip() for raw in text.split("\n")) if s]
 
 

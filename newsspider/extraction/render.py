@@ -1,4 +1,4 @@
-"""Headless Chromium layout for VL_PS (Jing & Zuo, ALGORITHMS.md §C).
+"""Headless Chromium layout for VL_PS (Jing & Zuo §2.3).
 
 Jing & Zuo §2.3 step a renders the page in a real browser engine (IE through
 COM in the paper) and step c reads every element's absolute box. Here the
@@ -98,7 +98,7 @@ VIEWPORT: tuple[int, int] = (1280, 800)
 DEFAULT_TIMEOUT = 10.0
 #: Seconds a browser may take to start.
 LAUNCH_TIMEOUT = 30.0
-#: Pages one browser serves before it is replaced by a fresh one (~1 s, once).
+#: Pages one browser serves before it is replaced by a fresh one (one browser start).
 RECYCLE_AFTER = 1000
 #: Extra seconds the caller waits past a timeout before it kills the browser itself.
 GRACE = 3.0
