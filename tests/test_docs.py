@@ -202,7 +202,8 @@ def test_docs_name_only_benchmark_scripts_that_exist():
 
 
 def test_layout_names_every_module_that_exists_and_no_other():
-    layout = (DOCS / "layout.md").read_text("utf-8")
+    # The map, not the section on packages still to come.
+    layout = (DOCS / "layout.md").read_text("utf-8").split("## Where the next")[0]
     package = REPO / "newsspider"
     for path in re.findall(r"`(newsspider/[\w/.]*)`", layout):
         assert (REPO / path).exists(), path
