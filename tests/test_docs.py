@@ -125,9 +125,18 @@ def shell_examples(text: str) -> list[str]:
     """The commands of the ```sh and ```bash blocks, in order, continuation lines joined."""
     commands = []
     for block in re.findall(r"^```(?:sh|bash)\n(.*?)^```", text, re.MULTILINE | re.DOTALL):
+        pending = ""  # a command whose quoted string goes on over the next line
         for line in block.replace("\\\n", " ").splitlines():
-            if line.strip() and not line.lstrip().startswith("#"):
-                commands.append(line.strip())
+            if not pending and (not line.strip() or line.lstrip().startswith("#")):
+                continue
+            pending = f"{pending}\n{line}" if pending else line.strip()
+            try:
+                shlex.split(pending, comments=True)
+            except ValueError:
+                continue
+            commands.append(pending)
+            pending = ""
+        assert not pending, f"unclosed quote in {pending!r}"
     return commands
 
 
@@ -161,6 +170,8 @@ def test_the_skip_rule():
     assert skip_reason("scrapy extract https://news.163.com/a.html") is not None
     assert skip_reason("scrapy extract page.html --url https://news.163.com/a.html") is None
     assert skip_reason("scrapy corpus stats") is None
+    block = "```sh\na 'b\nc' # x\n# comment\nd \\\n  e\n```\n"
+    assert shell_examples(block) == ["a 'b\nc' # x", "d    e"]
 
 
 def test_readme_shell_examples_run_offline_top_to_bottom(tmp_path):
@@ -215,3 +226,24 @@ def test_layout_names_every_module_that_exists_and_no_other():
         for module in sorted((package / sub).glob("*.py")):
             if module.name != "__init__.py":
                 assert module.name in layout, f"{sub}/{module.name}"
+
+
+def test_every_scrapy_example_in_the_docs_names_a_real_command_and_options():
+    """Examples that cannot run here (datasets, live sites) still name what exists:
+    each ``scrapy COMMAND --option`` of README, docs/ and deploy/README.md is checked
+    against ``scrapy COMMAND --help``."""
+    options: dict[str, set[str]] = {}
+    for doc in [README, *DOC_FILES, REPO / "deploy" / "README.md"]:
+        for command in shell_examples(doc.read_text("utf-8")):
+            argv = shlex.split(command, comments=True)
+            if argv[:1] == ["scrapy"] and len(argv) > 1:
+                options.setdefault(argv[1], set()).update(
+                    a.split("=", 1)[0] for a in argv[2:] if a.startswith("--")
+                )
+    for name, used in sorted(options.items()):
+        done = subprocess.run(
+            ["scrapy", name, "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, f"scrapy {name}: {done.stderr[-500:]}"
+        missing = sorted(o for o in used if o not in done.stdout)
+        assert not missing, f"scrapy {name} has no {missing}"
