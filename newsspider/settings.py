@@ -79,12 +79,12 @@ TELNETCONSOLE_ENABLED = False
 # Incremental crawling (newsspider/incremental.py): article URLs already stored are not
 # downloaded again. Off for `scrapy crawl` (a re-crawl refreshes rows); nightly turns it on.
 INCREMENTAL = False
-# scrapy nightly (newsspider/commands/nightly.py); relative paths are under the project
+# scrapy nightly (newsspider/nightly/run.py); relative paths are under the project
 NIGHTLY_LOCK = "data/nightly.lock"
 NIGHTLY_JOBDIR = "data/jobs"  # JOBDIR per site: data/jobs/<site>; "" = none
 NIGHTLY_RESUME_HOURS = 12  # a cleanly stopped run is resumed by a start within this
 NIGHTLY_HEALTH_RUNS = 7  # earlier good nightly runs each site is compared with
-NIGHTLY_HEALTH_K = 3.0  # health band: median ± k·MAD (newsspider/runreport.py)
+NIGHTLY_HEALTH_K = 3.0  # health band: median ± k·MAD (newsspider/nightly/report.py)
 RECLEAN_GROWTH = 2.0  # nightly re-cleans a site when its RC grew by this factor; 0 = off
 # Re-cleaning: the first re-clean of a site waits for RC >= RECLEAN_MIN_RC.
 RECLEAN_MIN_RC = 100
