@@ -4,8 +4,8 @@ Builds a WARC with :func:`newsspider.replay.build_warc` (every saved page at
 its URL, bytes unchanged, ``Content-Type: text/html`` without a charset, plus
 list pages linking them all) so a spider can crawl the saved pages offline::
 
-    scrapy makewarc ../shared/datasets/cx163-zh -o cx163.warc.gz
-    scrapy crawl netease -s REPLAY_ARCHIVE=cx163.warc.gz
+    scrapy makewarc newsspider/demo/pages/netease -o netease.warc.gz
+    scrapy crawl netease -s REPLAY_ARCHIVE=netease.warc.gz
 
 Prints the start URL and the counts; it needs no crawler.
 """
