@@ -25,6 +25,7 @@ from lxml import etree
 
 from newsspider.extraction import extract_article
 from newsspider.extraction.errors import ExtractionError
+from newsspider.extraction.registry import get_extractor
 from newsspider.extraction.render import (
     FOLDER_PREFIX,
     ID_ATTRIBUTE,
