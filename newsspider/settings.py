@@ -66,7 +66,10 @@ DOWNLOADER_MIDDLEWARES = {
     "newsspider.incremental.StoredUrlFilter": 60,  # after OffsiteMiddleware, before robots.txt
     "newsspider.replay.WarcReplayMiddleware": 950,
 }
-EXTENSIONS = {"newsspider.replay.WarcRecorderExtension": 500}
+EXTENSIONS = {
+    "newsspider.replay.WarcRecorderExtension": 500,
+    "newsspider.progress.CrawlProgress": 510,  # live status: PROGRESS_* below
+}
 REPLAY_ARCHIVE = None
 WARC_OUTPUT = None
 
@@ -96,3 +99,14 @@ EXTRACTION_WORKER_MAX_TASKS = 10000  # pages per worker before a fresh one repla
 # Items of one response processed in parallel: an article page yields one, and Scrapy starts
 # this many tasks per response whatever it yields (Scrapy's 100 spent CPU on idle tasks).
 CONCURRENT_ITEMS = 8
+
+# Progress (newsspider/progress.py). Commands with long loops (evaluate, reclean, corpus
+# export, makewarc, train) draw a tqdm bar on stderr only when it is a terminal. A crawl's
+# live status, by the CrawlProgress extension: pages fetched, pages/s, articles stored,
+# dropped and fetch failures, as a status line per spider when stderr is a terminal, else
+# (cron, systemd, Scrapyd, or LOG_FILE set) as an INFO log line every PROGRESS_LOG_INTERVAL
+# seconds. Scrapy's once-a-minute "Crawled N pages" line (LogStats) would repeat its pages
+# and rates, so it is off (-s LOGSTATS_INTERVAL=60 brings it back).
+PROGRESS_BAR = True  # the live status line on a terminal; False: the log lines instead
+PROGRESS_LOG_INTERVAL = 60.0  # seconds between status log lines; 0 = none
+LOGSTATS_INTERVAL = 0.0  # Scrapy's LogStats line: off, CrawlProgress logs the same and more
