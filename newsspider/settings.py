@@ -69,6 +69,10 @@ DOWNLOADER_MIDDLEWARES = {
 EXTENSIONS = {
     "newsspider.replay.WarcRecorderExtension": 500,
     "newsspider.progress.CrawlProgress": 510,  # live status: PROGRESS_* below
+    # newsspider/extensions.py: the closing summary line and exit status of every crawl,
+    # and network failures logged in one line instead of with a traceback
+    "newsspider.extensions.CrawlSummary": 520,
+    "newsspider.extensions.NetworkErrorsOneLine": 530,
 }
 REPLAY_ARCHIVE = None
 WARC_OUTPUT = None

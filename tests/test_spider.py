@@ -33,6 +33,7 @@ from scrapy.spiderloader import SpiderLoader
 from scrapy.utils.test import get_crawler
 
 import newsspider.settings as project_settings
+from newsspider.errors import UserError
 from newsspider.items import ArticleItem
 from newsspider.sites import SITES, Feed
 from newsspider.spiders.news import (
@@ -166,8 +167,11 @@ def test_arguments() -> None:
     assert not override.use_feeds
     assert override.limit == 3
     for bad in ("0", "-1", "x"):
-        with pytest.raises(ValueError):
+        with pytest.raises(UserError, match="positive integer"):
             cls(limit=bad)
+    with pytest.raises(UserError, match="unknown spider argument -a limt"):
+        cls(limt="5")  # a mistyped argument must not start an unbounded crawl
+    assert cls(_job="abc").limit is None  # Scrapyd's job id is taken
 
 
 def test_request_for() -> None:

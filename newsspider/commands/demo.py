@@ -15,14 +15,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from newsspider.cli import NewsCommand
 from newsspider.demo import PAGES, build_demo_archive, print_report
 from newsspider.storage import Corpus, display_url, engine_from_settings
 
 
-class Command(ScrapyCommand):
+class Command(NewsCommand):
     requires_project = True
     default_settings = {"LOG_LEVEL": "WARNING"}  # noqa: RUF012
 
@@ -42,7 +42,7 @@ class Command(ScrapyCommand):
             "the saved pages shipped in newsspider/demo/pages",
         )
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         source = opts.datasets or PAGES
         if not source.is_dir():
             raise UsageError(f"no folder at {source}", print_help=False)

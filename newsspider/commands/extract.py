@@ -2,9 +2,11 @@
 
 ``--method`` names the method (a name of :mod:`newsspider.extraction.registry`;
 default: the ``EXTRACTOR`` setting). Prints title, time, encoding and body;
-``--blocks`` prints the block table of Zou & Zhong 2011 §1.2.2 (index, blocknum,
-sblocknum, in mainblockset or not, first characters) with N'min and N_cal, so
-anyone can see why a page came out as it did. A URL is fetched with Scrapy's own downloader (``scrapy fetch``
+``--blocks`` prints the method's own table, so anyone can see why a page came out as
+it did: for ``blockstats`` and ``blockstats-paper`` the block table of Zou & Zhong 2011
+§1.2.2 (index, blocknum, sblocknum, in mainblockset or not, first characters) with N'min
+and N_cal; for ``xpath`` the clusters Hou & Yang 2011 §3.1 examined (Length, N1, N2,
+NODE_href, NODE_nohref, B_n, ΔT, variance, verdict) with the page's own §3.3 thresholds. A URL is fetched with Scrapy's own downloader (``scrapy fetch``
 does the same), so settings such as USER_AGENT apply.
 """
 
@@ -12,21 +14,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from scrapy import Request, Spider
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+from scrapy.settings import SETTINGS_PRIORITIES
+from twisted.python.failure import Failure
 
+from newsspider.cli import NewsCommand, time_zone
+from newsspider.errors import UserError
 from newsspider.extraction import ExtractionError
 from newsspider.extraction.encoding import decode_html
 from newsspider.extraction.page import content_type_of, parse_html
 from newsspider.extraction.paper import paper_blocks
 from newsspider.extraction.registry import NAMES, get_extractor
+from newsspider.extraction.xpathseg import leaf_thresholds, leaves_of, segment
+from newsspider.spiders.news import failure_reason
+
+#: Methods whose table ``--blocks`` prints (the others have no block table to show).
+BLOCK_TABLES = ("blockstats", "blockstats-paper", "xpath")
 
 
-class Command(ScrapyCommand):
+class Command(NewsCommand):
     requires_project = True
     default_settings: ClassVar[dict] = {"LOG_LEVEL": "WARNING"}
 
@@ -48,7 +59,7 @@ class Command(ScrapyCommand):
         parser.add_argument("--blocks", action="store_true", help="print the block table")
         parser.add_argument("--json", action="store_true", help="print JSON")
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             raise UsageError("give exactly one FILE_OR_URL")
         target = args[0]
@@ -56,16 +67,26 @@ class Command(ScrapyCommand):
         try:
             extractor = get_extractor(method)
         except ValueError as exc:
-            raise UsageError(str(exc)) from None
+            raise UserError(str(exc)) from None
+        if opts.blocks and method not in BLOCK_TABLES:
+            raise UserError(
+                f"--blocks shows the table of {', '.join(BLOCK_TABLES)}; "
+                f"{method} has none (leave out --blocks)"
+            )
+        tz = time_zone(opts.tz) if opts.tz else None
         if target.startswith(("http://", "https://")):
             data, headers, url = self._fetch(target)
         else:
             path = Path(target)
+            if path.is_dir():
+                raise UserError(f"{target} is a folder: give one saved page (an .html file)")
             if not path.is_file():
-                raise UsageError(f"no such file: {target}")
+                raise UserError(f"no such file: {target}")
             data, headers, url = path.read_bytes(), None, opts.url
+        table = _xpath_table if method == "xpath" else _block_table
+        rows = _xpath_rows if method == "xpath" else _block_rows
         try:
-            article = extractor(data, url, headers=headers, tz=opts.tz)
+            article = extractor(data, url, headers=headers, tz=tz)
         except ExtractionError as exc:
             print(f"error: {target}: {exc}")  # noqa: T201
             self.exitcode = 1
@@ -82,11 +103,11 @@ class Command(ScrapyCommand):
                 "text": article.text,
             }
             if opts.blocks:
-                out["blocks"] = _block_rows(data, headers)
+                out["blocks"] = rows(data, headers)
             print(json.dumps(out, ensure_ascii=False, indent=2))  # noqa: T201
             return
         if opts.blocks:
-            print(_block_table(data, headers))  # noqa: T201
+            print(table(data, headers))  # noqa: T201
         published = article.published.isoformat() if article.published else "-"
         print(f"title:     {article.title or '-'}  [{article.title_source or '-'}]")  # noqa: T201
         print(f"published: {published}  [{article.published_source or '-'}]")  # noqa: T201
@@ -96,24 +117,95 @@ class Command(ScrapyCommand):
 
     def _fetch(self, url: str) -> tuple[bytes, dict, str]:
         """Download one URL with Scrapy (the network is used only here)."""
-        result: dict = {}
+        result: dict[str, Any] = {}
 
         def keep(response):
             result["response"] = response
+
+        def failed(failure: Failure) -> None:
+            result["failure"] = failure
 
         class _Fetch(Spider):
             name = "extract-fetch"
 
             async def start(self):
-                yield Request(url, callback=keep, dont_filter=True)
+                yield Request(url, callback=keep, errback=failed, dont_filter=True)
 
+        assert self.settings is not None
+        if (self.settings.getpriority("LOG_LEVEL") or 0) < SETTINGS_PRIORITIES["cmdline"]:
+            # The failure is reported below in one line; Scrapy's own lines would repeat it.
+            logging.getLogger("scrapy").setLevel(logging.CRITICAL)
         self.crawler_process.crawl(_Fetch)
         self.crawler_process.start()
         response = result.get("response")
         if response is None:
-            raise UsageError(f"could not fetch {url}")
+            raise UserError(f"could not fetch {url}: {_why(result.get('failure'))}")
         headers = {k.decode("latin-1"): v[-1] for k, v in response.headers.items() if v}
         return response.body, headers, response.url
+
+
+def _why(failure: Failure | None) -> str:
+    """Why a fetch failed, in a few words (``dns: DNS lookup failed: ...``)."""
+    if failure is None:
+        return "no response (refused by robots.txt or an offsite redirect)"
+    reason = failure_reason(failure) or "refused"
+    message = failure.getErrorMessage().strip().splitlines()
+    return f"{reason}: {message[0]}" if message else reason
+
+
+def _xpath_rows(data: bytes, headers: dict | None) -> dict:
+    """The clusters Hou & Yang 2011 §3.1 examines on a page, with its §3.3 thresholds
+    computed from the page alone (what ``xpath`` does for a site not yet trained)."""
+    text, _ = decode_html(data, content_type_of(headers))
+    root = parse_html(text)
+    leaves = leaves_of(root) if root is not None else []
+    own = leaf_thresholds(leaves)
+    if own is None:
+        return {"clusters": []}
+    seg = segment(
+        leaves, Length_Threshold=own.Length_Threshold, B_n_Threshold=own.B_n_Threshold
+    )
+    clusters = [
+        {
+            "first_leaf": cluster.X[0],
+            "leaves": stats.leaves,
+            "Length": stats.Length,
+            "N1": stats.N1,
+            "N2": stats.N2,
+            "NODE_href": stats.NODE_href,
+            "NODE_nohref": stats.NODE_nohref,
+            "B_n": stats.B_n,
+            "ΔT": stats.ΔT,
+            "variance": stats.variance,
+            "verdict": verdict,
+            "text": " ".join(leaves[x].text for x in cluster.X),
+        }
+        for cluster, stats, verdict in seg.examined
+    ]
+    return {
+        "Length_Threshold": own.Length_Threshold,
+        "B_n_Threshold": own.B_n_Threshold,
+        "clusters": clusters,
+    }
+
+
+def _xpath_table(data: bytes, headers: dict | None) -> str:
+    rows = _xpath_rows(data, headers)
+    if not rows["clusters"]:
+        return "no clusters"
+    lines = [
+        f"Length_Threshold = {rows['Length_Threshold']:.1f}   "
+        f"B_n_Threshold = {rows['B_n_Threshold']:.3f}   (this page alone, §3.3 with M = 1)",
+        f"{'leaf':>5} {'leaves':>6} {'Length':>7} {'N1':>6} {'N2':>6} {'href':>5} "
+        f"{'nohref':>6} {'B_n':>7} {'ΔT':>6} {'var':>7}  verdict         text",
+    ]
+    for c in rows["clusters"]:
+        lines.append(
+            f"{c['first_leaf']:>5} {c['leaves']:>6} {c['Length']:>7} {c['N1']:>6} "
+            f"{c['N2']:>6} {c['NODE_href']:>5} {c['NODE_nohref']:>6} {c['B_n']:>7.3f} "
+            f"{c['ΔT']:>6.2f} {c['variance']:>7.2f}  {c['verdict']:<15} {c['text'][:30]}"
+        )
+    return "\n".join(lines)
 
 
 def _block_rows(data: bytes, headers: dict | None) -> dict:

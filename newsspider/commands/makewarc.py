@@ -17,13 +17,13 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from newsspider.cli import NewsCommand
 from newsspider.replay import build_warc
 
 
-class Command(ScrapyCommand):
+class Command(NewsCommand):
     requires_project = False
     requires_crawler_process = False
     default_settings: ClassVar[dict] = {"LOG_ENABLED": False}
@@ -56,7 +56,7 @@ class Command(ScrapyCommand):
             "--per-page", type=int, default=50, help="links per list page (default: 50)"
         )
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args:
             raise UsageError("give at least one DATASET_DIR")
         if not opts.output:

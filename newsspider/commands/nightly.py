@@ -9,9 +9,11 @@
 The options and a call: the run itself (lock, concurrent crawls, job directories,
 re-clean, report) is :func:`newsspider.nightly.run.run_nightly`, described there.
 
-Exit status: 0; 1 when a site failed entirely (the crawl raised, storing failed, or no
-page came back 2xx) or a re-clean failed; 75 when another run holds the lock; 2 on a
-usage error. ``-a NAME=VALUE`` goes to every site's spider, ``-s`` to every crawler.
+Exit status: the table of :mod:`newsspider.outcome`, the same as ``scrapy crawl``'s, for
+the most severe failed site (0 ok, 1 a bug or a failed re-clean, 2 a user error found
+before any site starts, 3 nothing fetched, 4 the database failed, 5 every article
+dropped), and 75 when another run holds the lock. ``-a NAME=VALUE`` goes to every site's
+spider, ``-s`` to every crawler.
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ import argparse
 import sys
 from typing import Any, ClassVar
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
+from scrapy.spiderloader import get_spider_loader
 from scrapy.utils.conf import arglist_to_dict
 
+from newsspider.cli import NewsCommand
 from newsspider.nightly.lock import EXIT_LOCKED, LockHeld
 from newsspider.nightly.run import run_nightly
+from newsspider.outcome import EXIT_STATUSES
+from newsspider.preflight import check_crawl, check_spider
 from newsspider.sites import SITES
 
 
-class Command(ScrapyCommand):
+class Command(NewsCommand):
     """``scrapy nightly``; see the module docstring.
 
     Not a ``BaseRunSpiderCommand``: its ``-o``/``-O`` feed options would make every
@@ -50,8 +55,9 @@ class Command(ScrapyCommand):
             "Crawl every site of the table in one process: article URLs already stored "
             "are not downloaded again, a stopped run resumes, a second start exits with "
             "status 75 while one runs. Prints a run report (kept in nightly_runs) with a "
-            "WARNING for each site figure outside its recent range; exit status 1 when a "
-            "site failed entirely."
+            "WARNING for each site figure outside its recent range. Exit status: "
+            + "; ".join(f"{status} {meaning}" for status, meaning in EXIT_STATUSES)
+            + "."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -71,16 +77,21 @@ class Command(ScrapyCommand):
             help="crawl only these sites (default: every site of newsspider/sites.py)",
         )
 
-    def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
-        super().process_options(args, opts)
+    def check(self, args: list[str], opts: argparse.Namespace) -> None:
+        """The spider arguments, settings and database, before any site starts
+        (:mod:`newsspider.preflight`): a mistake stops the run with one line, status 2."""
         try:
             opts.spargs = arglist_to_dict(opts.spargs)
         except ValueError:
             raise UsageError("Invalid -a value, use -a NAME=VALUE", print_help=False) from None
+        assert self.settings is not None
+        for site in self._sites(opts.sites):
+            check_spider(self.settings, site, opts.spargs)
+        check_crawl(self.settings)
 
     def _sites(self, option: str | None) -> list[str]:
-        assert self.crawler_process is not None
-        known = set(self.crawler_process.spider_loader.list())
+        assert self.settings is not None
+        known = set(get_spider_loader(self.settings).list())
         if option is None:
             return [key for key in SITES if key in known]
         wanted = list(dict.fromkeys(k.strip() for k in option.split(",") if k.strip()))
@@ -101,7 +112,7 @@ class Command(ScrapyCommand):
             )
         return growth
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if args:
             raise UsageError("nightly takes no positional arguments; use --sites", print_help=False)
         assert self.crawler_process is not None

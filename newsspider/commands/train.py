@@ -29,9 +29,9 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from newsspider.cli import NewsCommand
 from newsspider.extraction.xpathseg import Thresholds
 from newsspider.sites import SITES
 from newsspider.storage import (
@@ -49,7 +49,7 @@ from newsspider.training import Trained, dataset_samples, train_site, warc_sampl
 DEFAULT_PAGES = 20
 
 
-class Command(ScrapyCommand):
+class Command(NewsCommand):
     requires_project = True
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
@@ -75,7 +75,7 @@ class Command(ScrapyCommand):
         parser.add_argument("--dry-run", action="store_true", help="print, do not store")
         parser.add_argument("--json", action="store_true", help="print JSON")
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if len(args) != 1:
             raise UsageError("give exactly one SITE")
         site_key = args[0]

@@ -22,7 +22,9 @@ from scrapy import signals
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
+from newsspider.extensions import EXIT_STATUS_STAT
 from newsspider.incremental import SKIPPED_STAT
+from newsspider.outcome import EXIT_ALL_DROPPED
 from newsspider.pipelines import CorpusPipeline
 from newsspider.storage import Engine, transaction
 from newsspider.storage import runs as runstore
@@ -129,6 +131,7 @@ class SiteCrawl:
                 crawl_status=status,
                 pages_ok=pages_ok,
                 resumed=resumed,
+                all_dropped=stats.get(EXIT_STATUS_STAT) == EXIT_ALL_DROPPED,
             )
             notes = [n for n in (note, self.job.note if self.job else "") if n]
             lengths = self.body_lengths

@@ -13,11 +13,9 @@ import os
 from pathlib import Path
 from typing import Self
 
-__all__ = ["EXIT_LOCKED", "LockHeld", "RunLock"]
+from newsspider.outcome import EXIT_LOCKED
 
-#: sysexits.h EX_TEMPFAIL: another run holds the lock; not a failure, try later (cron and
-#: systemd can tell it from a failed crawl).
-EXIT_LOCKED = 75
+__all__ = ["EXIT_LOCKED", "LockHeld", "RunLock"]
 
 
 class LockHeld(Exception):

@@ -47,6 +47,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from newsspider import settings as defaults
+from newsspider.outcome import (
+    DATABASE_UNAVAILABLE,
+    DROPPED_DATABASE,
+    EXIT_ALL_DROPPED,
+    EXIT_BUG,
+    EXIT_DATABASE,
+    EXIT_NOTHING_FETCHED,
+    format_duration,
+    pages_ok_from_stats,
+    worst_status,
+)
 
 __all__ = [
     "Band",
@@ -68,8 +79,6 @@ MAD_TO_SD = 1.4826
 
 #: Outcomes of a site crawl, as stored in ``nightly_site_runs.outcome``.
 OK, FAILED, INTERRUPTED = "ok", "failed", "interrupted"
-#: Finish reason of a crawl that ``CorpusPipeline`` closed because it could not write.
-DATABASE_UNAVAILABLE = "database_unavailable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,23 +275,10 @@ def history_size(history: Sequence[SiteRun], policy: HealthPolicy | None = None)
 # -- outcome and exit status ---------------------------------------------------------------
 
 
-def pages_ok_from_stats(stats: Mapping[str, object]) -> int:
-    """2xx responses other than robots.txt, from a crawler's stats.
-
-    ``downloader/response_count`` alone cannot tell a working site from a blocked one:
-    robots.txt, 403s and 404s all count there.
-    """
-
-    def total(prefix: str) -> int:
-        return sum(
-            v
-            for k, v in stats.items()
-            if k.startswith(prefix) and k[len(prefix) :].startswith("2") and isinstance(v, int)
-        )
-
-    return max(
-        0, total("downloader/response_status_count/") - total("robotstxt/response_status_count/")
-    )
+#: Notes of failed site crawls (``nightly_site_runs.note``), which ``site_exit_status`` reads.
+NOTE_STORING_FAILED = "storing failed"
+NOTE_NOTHING_FETCHED = "no page fetched"
+NOTE_ALL_DROPPED = "every article was dropped (see the drop reasons)"
 
 
 def classify(
@@ -292,6 +288,7 @@ def classify(
     crawl_status: str | None,
     pages_ok: int,
     resumed: bool,
+    all_dropped: bool = False,
 ) -> tuple[str, str]:
     """``(outcome, note)`` of one site crawl.
 
@@ -299,7 +296,8 @@ def classify(
     crawl raised (spider arguments, database unreachable), the pipeline could not
     finish storing (``crawl_runs.status = failed``, or the crawl closed with
     ``database_unavailable``), the spider never closed, or not
-    one page came back 2xx, which is what a block or a dead domain looks like. A
+    one page came back 2xx, which is what a block or a dead domain looks like, or every
+    article was dropped (``all_dropped``: pages came back, none was stored). A
     resumed job whose queue was already empty fetches nothing and is not a failure.
     ``interrupted``: stopped by SIGTERM/SIGINT (``finish_reason = shutdown``); its
     job directory is kept and the next start resumes it. Otherwise ``ok``.
@@ -307,21 +305,50 @@ def classify(
     if error:
         return FAILED, f"crawl failed: {error}"
     if finish_reason == DATABASE_UNAVAILABLE:
-        return FAILED, "the database stayed unavailable: the crawl was closed"
+        return FAILED, f"{NOTE_STORING_FAILED}: the database stayed unavailable, crawl closed"
     if crawl_status == FAILED:
-        return FAILED, "storing failed (crawl_runs.status = failed)"
+        return FAILED, f"{NOTE_STORING_FAILED} (crawl_runs.status = failed)"
     if finish_reason is None:
         return FAILED, "the spider never closed"
     if finish_reason == "shutdown":
         return INTERRUPTED, "stopped by a signal; the next start resumes its job directory"
     if pages_ok == 0 and not resumed:
-        return FAILED, f"no page fetched (finish reason: {finish_reason})"
+        return FAILED, f"{NOTE_NOTHING_FETCHED} (finish reason: {finish_reason})"
+    if all_dropped:
+        return FAILED, NOTE_ALL_DROPPED
     return OK, ""
 
 
+def site_exit_status(run: SiteRun) -> int:
+    """The exit status a failed site crawl stands for (:mod:`newsspider.outcome`), 0 else.
+
+    The database failing (closed ``database_unavailable``, articles dropped as
+    ``DatabaseUnavailable``, storing failed) is 4; nothing fetched 3; every article
+    dropped 5; a crawl that raised or never closed is a bug, 1.
+    """
+    if run.outcome != FAILED:
+        return 0
+    note = run.note or ""
+    if (
+        run.finish_reason == DATABASE_UNAVAILABLE
+        or run.drop_reasons.get(DROPPED_DATABASE)
+        or NOTE_STORING_FAILED in note
+    ):
+        return EXIT_DATABASE
+    if NOTE_NOTHING_FETCHED in note:
+        return EXIT_NOTHING_FETCHED
+    if NOTE_ALL_DROPPED in note:
+        return EXIT_ALL_DROPPED
+    return EXIT_BUG
+
+
 def exit_status(runs: Sequence[SiteRun], *, other_failures: int = 0) -> int:
-    """1 when a site failed entirely or another step (reclean) failed, else 0."""
-    return int(any(r.outcome == FAILED for r in runs) or other_failures > 0)
+    """The run's exit status: the most severe of its failed sites (``site_exit_status``),
+    1 when another step (reclean) failed, else 0: the table of :mod:`newsspider.outcome`."""
+    statuses = [site_exit_status(r) for r in runs]
+    if other_failures:
+        statuses.append(EXIT_BUG)
+    return worst_status(statuses)
 
 
 # -- text -------------------------------------------------------------------------------------
@@ -371,12 +398,7 @@ def _when(t: datetime | None) -> str:
 
 
 def _duration(start: datetime | None, end: datetime | None) -> str:
-    if not start or not end:
-        return "-"
-    seconds = int((end - start).total_seconds())
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+    return format_duration((end - start).total_seconds()) if start and end else "-"
 
 
 def site_report(

@@ -53,8 +53,20 @@ from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 
+from newsspider.errors import DatabaseUnreachable
+from newsspider.extensions import site_of
 from newsspider.extraction.linehash import CleanResult, page_md5
-from newsspider.nightly.report import DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_FINISH
+from newsspider.outcome import (
+    DATABASE_UNAVAILABLE as DATABASE_UNAVAILABLE_FINISH,
+)
+from newsspider.outcome import (
+    DROPPED_DATABASE,
+    EXIT_ALL_DROPPED,
+    EXIT_DATABASE,
+    EXIT_NOTHING_FETCHED,
+    by_suffix,
+    crawl_outcome,
+)
 from newsspider.storage import (
     Backoff,
     Engine,
@@ -65,6 +77,7 @@ from newsspider.storage import (
     engine_from_settings,
     is_transient,
     seen_contents,
+    short_error,
     transaction,
     upsert_articles,
 )
@@ -78,7 +91,16 @@ logger = logging.getLogger(__name__)
 #: Drop reasons of this pipeline (``item_dropped_reasons_count/<reason>``).
 ALL_BOILERPLATE = "AllBoilerplate"
 STORE_ERROR = "StoreError"
-DATABASE_UNAVAILABLE = "DatabaseUnavailable"
+DATABASE_UNAVAILABLE = DROPPED_DATABASE
+#: Stat set when the crawl run could not be opened (the first connection failed).
+DATABASE_FAILED_STAT = "newsspider/database_failed"
+#: ``crawl_runs.status`` of a crawl by its exit status (newsspider/outcome.py); 0 is
+#: ``finished``.
+RUN_STATUS = {
+    EXIT_DATABASE: "failed",
+    EXIT_NOTHING_FETCHED: "nothing_fetched",
+    EXIT_ALL_DROPPED: "all_dropped",
+}
 #: Finish reason of a crawl closed because the database stayed unavailable.
 FINISH_DATABASE_UNAVAILABLE = DATABASE_UNAVAILABLE_FINISH
 #: URLs named in one log line about a batch (the rest are counted).
@@ -130,6 +152,7 @@ class CorpusPipeline:
         self.crawler = crawler
         self.pending: list[Any] = []
         self.run_id: int | None = None
+        self.site = ""
         self.site_keys: set[str] = set()
         #: one batch at a time; items behind a retrying batch wait here
         self._lock = DeferredLock()
@@ -168,10 +191,18 @@ class CorpusPipeline:
 
     def open_spider(self, spider=None) -> None:
         spider = spider or (self.crawler.spider if self.crawler else None)
-        site = getattr(getattr(spider, "site", None), "key", None) or getattr(spider, "name", "")
-        # Before any page is fetched, so waiting here (blocking) holds nothing up.
-        for wait in self._retrying("open the crawl run", self._open_run, site):
-            time.sleep(wait)
+        # The first connection is not retried: a database that cannot be reached as the
+        # crawl opens is a set-up mistake, reported at once in one line
+        # (``scrapy crawl`` checks it even earlier, newsspider.preflight).
+        self.site = site_of(spider)
+        try:
+            self._open_run(self.site)
+        except Exception as exc:
+            if self.stats is not None:
+                self.stats.set_value(DATABASE_FAILED_STAT, 1)
+            raise DatabaseUnreachable(
+                f"cannot open a crawl run in {display_url(self.engine)}: {short_error(exc)}"
+            ) from exc
         logger.info("storing into %s (crawl run %s)", display_url(self.engine), self.run_id)
 
     def _open_run(self, site: str) -> None:
@@ -315,7 +346,7 @@ class CorpusPipeline:
                             "database unavailable while storing %s articles (%s): "
                             "retry %s in %.1f s, for up to %.0f s in all",
                             len(items),
-                            _short(exc),
+                            short_error(exc),
                             backoff.retries,
                             wait,
                             self.retry_seconds,
@@ -328,7 +359,7 @@ class CorpusPipeline:
                     logger.warning(
                         "storing a batch of %s articles failed (%s): storing them one by one",
                         len(items),
-                        _short(exc),
+                        short_error(exc),
                     )
                     for item in items:
                         yield from self._store([item])
@@ -369,6 +400,8 @@ class CorpusPipeline:
                         "source": adapter["source"],
                         "title": adapter["title"],
                         "published": adapter["published"],
+                        "published_source": adapter.get("published_source"),
+                        "published_precision": adapter.get("published_precision"),
                         "content": content,
                         "raw_text": raw_text,
                         "encoding": adapter["encoding"],
@@ -450,7 +483,7 @@ class CorpusPipeline:
             "Dropped (%s): %s article(s) not stored (%s): %s",
             reason,
             len(items),
-            _short(exc),
+            short_error(exc),
             ", ".join(map(str, urls[:LOG_URLS])) + (" …" if len(urls) > LOG_URLS else ""),
             exc_info=exc if exc_info else None,
         )
@@ -484,7 +517,7 @@ class CorpusPipeline:
                 wait = backoff.next_delay() if is_transient(exc) else None
                 if wait is None:
                     raise
-                logger.warning("could not %s (%s): retrying in %.1f s", what, _short(exc), wait)
+                logger.warning("could not %s (%s): retrying in %.1f s", what, short_error(exc), wait)
                 yield wait
 
     # -- crawl run row ----------------------------------------------------------
@@ -493,6 +526,10 @@ class CorpusPipeline:
         if self.run_id is None:
             return
         stats = self.stats.get_stats() if self.stats else {}
+        if status == "finished":
+            # Honest: a crawl that fetched nothing or stored nothing did not finish its job.
+            verdict = crawl_outcome(self.site, stats, storing=True)
+            status = RUN_STATUS.get(verdict.status, status)
         with transaction(self.engine) as session:
             finish_crawl_run(
                 session,
@@ -502,24 +539,15 @@ class CorpusPipeline:
                 items_new=int(stats.get("newsspider/articles_new", 0)),
                 items_updated=int(stats.get("newsspider/articles_updated", 0)),
                 items_dropped=int(stats.get("item_dropped_count", 0)),
-                drop_reasons=json.dumps(_by_suffix(stats, "item_dropped_reasons_count/")),
+                drop_reasons=json.dumps(by_suffix(stats, "item_dropped_reasons_count/")),
                 errors=int(stats.get("log_count/ERROR", 0)),
-                fetch_failures=sum(_by_suffix(stats, "newsspider/fetch_failed/").values()),
+                fetch_failures=sum(by_suffix(stats, "newsspider/fetch_failed/").values()),
                 fetch_failure_reasons=json.dumps(
-                    _by_suffix(stats, "newsspider/fetch_failed_reason/")
+                    by_suffix(stats, "newsspider/fetch_failed_reason/")
                 ),
                 retries=int(stats.get("retry/count", 0)),
                 db_retries=int(stats.get("newsspider/db_retries", 0)),
             )
-
-
-def _by_suffix(stats: dict[str, Any], prefix: str) -> dict[str, int]:
-    """``{suffix: value}`` of the integer stats named ``prefix<suffix>``, sorted."""
-    return {
-        k[len(prefix) :]: int(v)
-        for k, v in sorted(stats.items())
-        if k.startswith(prefix) and isinstance(v, int)
-    }
 
 
 def _no_nul(text: str) -> str:
@@ -529,10 +557,3 @@ def _no_nul(text: str) -> str:
     exactly what is stored.
     """
     return text.replace("\x00", "") if "\x00" in text else text
-
-
-def _short(exc: BaseException) -> str:
-    """One line naming a database error: its class and the driver's first message line."""
-    orig = getattr(exc, "orig", None) or exc
-    message = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
-    return f"{type(orig).__name__}: {message}" if message else type(orig).__name__

@@ -18,10 +18,14 @@ Spider arguments (``-a``):
 
 - ``start_urls=URL,URL``: crawl from these instead of the row's start pages,
   and skip its feeds; an article URL among them is fetched as an article;
-- ``limit=N``: stop after N articles.  It counts the items this spider yields
+- ``limit=N``: stop after N articles (a positive integer).  It counts the items this spider yields
   (before pipelines, unlike ``CLOSESPIDER_ITEMCOUNT``, which counts items that
   passed them); the Nth raises ``CloseSpider("limit")``, and responses still in
-  flight then yield nothing, so exactly N items leave the spider.
+  flight then yield nothing, so exactly N items leave the spider;
+- ``_job``: Scrapyd's job id, which Scrapyd passes to every crawl.
+
+Any other argument is refused by name (:meth:`NewsSpider.check_arguments`): a mistyped
+``-a limt=5`` must not start an unbounded crawl.
 
 Setting ``NEWS_SITEMAPS_PER_INDEX`` (default 2, 0 = all): how many sitemaps of
 a sitemap index are read, newest first, so a nightly run does not queue a
@@ -67,6 +71,7 @@ from twisted.python.failure import Failure
 from w3lib.url import canonicalize_url
 
 from newsspider import settings as project_defaults
+from newsspider.errors import UserError
 from newsspider.items import ArticleItem
 from newsspider.sites import Feed, FeedKind, Site
 
@@ -86,6 +91,9 @@ __all__ = [
 
 #: Start page (0) → list page (1) → article (2): enough for section pages and
 #: sitemap indexes without wandering the portal.  Override with -s DEPTH_LIMIT=N.
+#: The spider arguments (``-a NAME=VALUE``) a news spider takes (module docstring).
+SPIDER_ARGUMENTS = ("start_urls", "limit", "_job")
+
 DEFAULT_DEPTH_LIMIT = 2
 
 #: Response headers copied into the item: the charset, and date hints.
@@ -269,6 +277,7 @@ class NewsSpider(Spider):
         limit: str | int | None = None,
         **kwargs: Any,
     ) -> None:
+        self.check_arguments({"start_urls": start_urls, "limit": limit, **kwargs})
         super().__init__(*args, **kwargs)
         if not isinstance(getattr(type(self), "site", None), Site):
             raise TypeError(f"{type(self).__name__} has no Site row (set `site`)")
@@ -278,9 +287,7 @@ class NewsSpider(Spider):
         #: The row's feeds are read only without a start_urls override.
         self.use_feeds = not override
         self.start_urls = override or list(self.site.start_urls)
-        self.limit = int(limit) if limit not in (None, "") else None
-        if self.limit is not None and self.limit < 1:
-            raise ValueError(f"limit must be a positive integer, not {limit!r}")
+        self.limit = _limit(limit)
         self.articles_yielded = 0
         # Sitemaps read from one sitemap index, newest first (by URL, descending:
         # Zaobao's are sitemap-YYYYMM.xml back to 2016, half a million articles);
@@ -290,6 +297,20 @@ class NewsSpider(Spider):
         # OffsiteMiddleware; LinkExtractor's allow_domains compares host:port).
         # The default deny_extensions keep images, archives and media out.
         self._links = LinkExtractor(unique=True)
+
+    @classmethod
+    def check_arguments(cls, arguments: dict[str, Any]) -> None:
+        """Refuse spider arguments this spider does not take, and a ``limit`` that is not a
+        positive integer, with a :class:`~newsspider.errors.UserError` naming what is
+        accepted (``scrapy crawl`` checks before the crawl starts)."""
+        unknown = sorted(set(arguments) - set(SPIDER_ARGUMENTS))
+        if unknown:
+            named = ", ".join(f"-a {name}" for name in unknown)
+            raise UserError(
+                f"unknown spider argument {named}: a news spider takes "
+                "-a limit=N and -a start_urls=URL[,URL...]"
+            )
+        _limit(arguments.get("limit"))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -504,6 +525,19 @@ class NewsSpider(Spider):
         if self.limit_reached:
             self.logger.info("limit of %s articles reached, closing", self.limit)
             raise CloseSpider("limit")
+
+
+def _limit(value: str | int | None) -> int | None:
+    """The ``limit`` argument as a positive integer (None: no limit)."""
+    if value is None or value == "":
+        return None
+    try:
+        limit = int(value)
+    except (TypeError, ValueError):
+        limit = 0
+    if limit < 1:
+        raise UserError(f"-a limit must be a positive integer (articles), not {value!r}")
+    return limit
 
 
 def spider_class(site: Site, module: str) -> type[NewsSpider]:

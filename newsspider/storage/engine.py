@@ -22,24 +22,31 @@ from typing import Any, Protocol
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import Session
 
 from newsspider import settings as defaults
+from newsspider.errors import DatabaseUnreachable
 
 __all__ = [
     "Engine",
     "Session",
     "SettingsLike",
+    "check_database",
     "default_database_url",
     "display_url",
     "engine_for",
     "engine_from_settings",
     "resolve_database_url",
     "session",
+    "short_error",
     "transaction",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: Seconds a first connection to a database server may take before it counts as unreachable.
+CONNECT_TIMEOUT = 10
 
 #: Repository root: ``newsspider/storage/engine.py`` -> ``..``/``..``/``..``.
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -61,6 +68,53 @@ def engine_from_settings(settings: SettingsLike) -> Engine:
         resolve_database_url(settings.get("DATABASE_URL")),
         busy_timeout=settings.getfloat("NEWS_DB_BUSY_TIMEOUT"),
     )
+
+
+def check_database(settings: SettingsLike) -> Engine:
+    """The engine of ``settings`` once one connection to it worked.
+
+    Raises :class:`~newsspider.errors.DatabaseUnreachable` with one line naming the
+    database (without its password) and the driver's reason when the URL is not a
+    database URL or the first connection fails: a crawl checks this as it opens, so an
+    unreachable database stops it at once instead of after ``NEWS_DB_RETRY_SECONDS`` of
+    retries (those stay for a database that goes away mid-crawl).
+    """
+    url = resolve_database_url(settings.get("DATABASE_URL"))
+    try:
+        engine = engine_from_settings(settings)
+    except OSError as exc:  # SQLite: the database's folder cannot be made
+        raise DatabaseUnreachable(
+            f"cannot open the database {_without_password(url)}: {short_error(exc)}"
+        ) from exc
+    except (ArgumentError, NoSuchModuleError, ValueError) as exc:
+        raise DatabaseUnreachable(
+            f"DATABASE_URL {_without_password(url)!r} is not a usable database URL "
+            f"({short_error(exc)}); use e.g. sqlite:///data/corpus.db or "
+            "postgresql+psycopg://user:password@host/dbname"
+        ) from exc
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT 1")
+    except (DBAPIError, OSError) as exc:
+        raise DatabaseUnreachable(
+            f"cannot connect to the database {display_url(engine)}: {short_error(exc)}"
+        ) from exc
+    return engine
+
+
+def short_error(exc: BaseException) -> str:
+    """One line naming a database error: its class and the driver's first message line."""
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).strip()
+    message = text.splitlines()[0] if text else ""
+    return f"{type(orig).__name__}: {message}" if message else type(orig).__name__
+
+
+def _without_password(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
 
 
 def engine_for(url: str, *, busy_timeout: float = defaults.NEWS_DB_BUSY_TIMEOUT) -> Engine:
@@ -92,6 +146,9 @@ def _engine(url: str, busy_timeout: float) -> Engine:
         # A server restart leaves every pooled connection dead; a ping on checkout replaces
         # them instead of failing the next batch (PostgreSQL restarted mid-crawl).
         kwargs["pool_pre_ping"] = True
+        if parsed.get_backend_name() == "postgresql":
+            # A host that drops packets would otherwise hang the first connection.
+            kwargs["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT}
     engine = create_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         _install_sqlite_pragmas(engine, busy_timeout)

@@ -1,0 +1,117 @@
+"""Crawl extensions that make a crawl's log readable: its summary line, and network errors
+in one line.
+
+- :class:`CrawlSummary` judges the crawl as it closes (:func:`newsspider.outcome.crawl_outcome`)
+  and logs one line, ``netease: 1,234 articles stored (56 new, 12 updated), 3 dropped
+  (EmptyBody 2, NotHtml 1), 2 fetches failed (dns 2), 4m12s``: INFO when the crawl did its
+  job, ERROR with the exit status and why when it did not. The status goes into the stats
+  (``newsspider/exit_status``), where ``scrapy crawl`` takes its exit status from.
+- :class:`NetworkErrorsOneLine` keeps Scrapy's robots.txt middleware from printing a
+  traceback for a network failure (DNS, refused, timeout): the retry middleware has
+  already logged the same failure in one line, and a site that cannot be reached is not a
+  bug. Tracebacks of anything else stay.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Self
+
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import CannotResolveHostError
+from twisted.internet import error as net_errors
+from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
+
+from newsspider.outcome import CrawlOutcome, crawl_outcome
+
+__all__ = ["EXIT_STATUS_STAT", "CrawlSummary", "NetworkErrorsOneLine", "site_of"]
+
+logger = logging.getLogger(__name__)
+
+#: Stats key of the crawl's exit status (:mod:`newsspider.outcome`).
+EXIT_STATUS_STAT = "newsspider/exit_status"
+
+#: Failures of the network, not of the code: logged without a traceback.
+NETWORK_ERRORS: tuple[type[BaseException], ...] = (
+    CannotResolveHostError,
+    net_errors.DNSLookupError,
+    net_errors.ConnectError,
+    net_errors.ConnectionLost,
+    net_errors.TimeoutError,
+    ResponseFailed,
+    ResponseNeverReceived,
+    TimeoutError,
+    ConnectionError,
+)
+
+#: Loggers whose network-failure records lose their traceback.
+QUIET_LOGGERS = ("scrapy.downloadermiddlewares.robotstxt",)
+
+
+def site_of(spider: Spider | None) -> str:
+    """The site key of a news spider (its ``Site`` row), else the spider's name."""
+    return getattr(getattr(spider, "site", None), "key", None) or getattr(spider, "name", "")
+
+
+def corpus_is_on(crawler: Crawler) -> bool:
+    """Does this crawl store articles (``CorpusPipeline`` enabled and ``CORPUS_ENABLED``)?"""
+    pipelines = crawler.settings.getwithbase("ITEM_PIPELINES")
+    listed = any(
+        str(getattr(path, "__name__", path)).endswith("CorpusPipeline") and order is not None
+        for path, order in pipelines.items()
+    )
+    return listed and crawler.settings.getbool("CORPUS_ENABLED")
+
+
+class CrawlSummary:
+    """Log the crawl's summary line and record its exit status when it closes."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.outcome: CrawlOutcome | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        ext = cls(crawler)
+        crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)
+        return ext
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        if getattr(spider, "site", None) is None:
+            return  # not a news crawl (``scrapy extract`` fetching one URL)
+        assert self.crawler.stats is not None
+        self.outcome = crawl_outcome(
+            site_of(spider),
+            self.crawler.stats.get_stats(),
+            finish_reason=reason,
+            storing=corpus_is_on(self.crawler),
+            now=datetime.now(UTC),
+        )
+        self.crawler.stats.set_value(EXIT_STATUS_STAT, self.outcome.status)
+        if self.outcome.ok:
+            logger.info("%s", self.outcome.line())
+        else:
+            logger.error("%s", self.outcome.line())
+
+
+class NetworkErrorsOneLine(logging.Filter):
+    """Drop the traceback of a log record whose exception is a network failure."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and isinstance(exc, NETWORK_ERRORS):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        """Install the filter once per process on :data:`QUIET_LOGGERS` (an extension)."""
+        for name in QUIET_LOGGERS:
+            target = logging.getLogger(name)
+            if not any(isinstance(f, cls) for f in target.filters):
+                target.addFilter(cls())
+        return cls()
+
