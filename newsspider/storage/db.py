@@ -31,6 +31,8 @@ CHUNK = 500
 UPDATE_COLUMNS = (
     "title",
     "published",
+    "published_source",
+    "published_precision",
     "content",
     "raw_text",
     "encoding",
@@ -92,6 +94,8 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         full = {
             "title": None,
             "published": None,
+            "published_source": None,
+            "published_precision": None,
             "encoding": None,
             "content_md5": page_md5(row["raw_text"]),
             "fetched_at": now,

@@ -4,7 +4,9 @@ and trained xpath thresholds. ``schema.create_schema`` creates them all.
 ``articles`` is the corpus table of Li & Jiang 2012 fig. 2 (``urladdr`` -> ``url``, ``newstime`` ->
 ``published``, ``updatetime`` -> ``updated_at``), plus what we need to re-clean and
 de-duplicate: the text before line-hash cleaning, its MD5 and the encoding it was decoded
-from. ``line_counts`` and ``site_line_stats`` hold the §2.2 table (``LC`` per line, ``RC`` per
+from, and where its time came from and how precise it is (``published_source``: ``json-ld``,
+``meta:<key>``, ``text``, ``url``...; ``published_precision``: ``second`` ... ``month``, NULL
+for rows stored before these columns existed). ``line_counts`` and ``site_line_stats`` hold the §2.2 table (``LC`` per line, ``RC`` per
 site); their DB columns are lower case (``lc``, ``rc``) so PostgreSQL needs no quoted
 identifiers, while Python keeps the papers' names (``LineCount.LC``, ``table.c.LC``);
 so do ``site_reclean.last_reclean_rc`` and the Hou & Yang 2011 §3.3 thresholds of
@@ -18,7 +20,12 @@ what only the nightly run sees). They are tables of their own rather than more
 
 Every timestamp is stored in UTC through :class:`UTCDateTime` because SQLite's ``DATETIME``
 keeps no offset: without it a value written as Asia/Shanghai would read back naive and
-eight hours off.
+eight hours off. On SQLite the stored text carries its offset (``2024-01-16
+00:30:00.000000+00:00``), so a reader with nothing but ``sqlite3``, pandas or datasette sees
+UTC rather than guessing local time; PostgreSQL's ``timestamptz`` shows its offset anyway.
+
+The schema's history is versioned with Alembic (``migrations/``; ``schema.create_schema``
+brings a database to the newest revision): a change to a table here comes with a revision.
 """
 
 from __future__ import annotations
@@ -28,17 +35,22 @@ from typing import Any, ClassVar
 
 from sqlalchemy import (
     Boolean,
+    Column,
     DateTime,
     Float,
     ForeignKey,
     Index,
     Integer,
+    PrimaryKeyConstraint,
     String,
+    Table,
     Text,
     TypeDecorator,
 )
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeEngine
 
 
 def utcnow() -> datetime:
@@ -46,31 +58,47 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+#: How SQLite stores a time: fixed-width ISO 8601 in UTC with its offset, e.g.
+#: ``2024-01-16 00:30:00.000000+00:00``. Every value has the same width and offset, so text
+#: order is time order (``ORDER BY``, ``BETWEEN``, the indexes on ``published``), and SQLite's
+#: date functions read it (``strftime('%Y-%m-%d %H', published)``, ``datetime(published,
+#: '+8 hours')``). Older versions stored the same text without ``+00:00``; such values
+#: still read as UTC, and the migration of revision 0002 rewrites them.
+SQLITE_STORAGE_FORMAT = (
+    "%(year)04d-%(month)02d-%(day)02d "
+    "%(hour)02d:%(minute)02d:%(second)02d.%(microsecond)06d+00:00"
+)
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """``DateTime(timezone=True)`` that always stores UTC and always returns aware UTC.
 
     Naive datetimes are refused: their zone is unknown, and guessing (server local time,
-    UTC, the site's zone) would silently shift news times by hours.
+    UTC, the site's zone) would silently shift news times by hours. On SQLite the column
+    is still declared ``DATETIME`` and the value is text in :data:`SQLITE_STORAGE_FORMAT`;
+    PostgreSQL gets ``timestamp with time zone``.
     """
 
     impl = DateTime(timezone=True)
     cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "sqlite":
+            return dialect.type_descriptor(sqlite.DATETIME(storage_format=SQLITE_STORAGE_FORMAT))
+        return dialect.type_descriptor(DateTime(timezone=True))
 
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError(f"naive datetime {value!r}: attach a time zone before storing")
-        value = value.astimezone(UTC)
-        if dialect.name == "sqlite":
-            # SQLite's DATETIME text has no offset; store the UTC wall time explicitly.
-            return value.replace(tzinfo=None)
-        return value
+        # SQLite: the storage format writes the UTC fields and the +00:00 after them.
+        return value.astimezone(UTC)
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if value.tzinfo is None:
+        if value.tzinfo is None:  # stored by a version before the offset was written
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
 
@@ -79,6 +107,17 @@ class Base(DeclarativeBase):
     """Declarative base of every newsspider table."""
 
     type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime()}
+
+
+#: Alembic's record of the schema revision a database is at (``schema.create_schema``), in
+#: Alembic's own shape. Declared here so that ``Base.metadata`` knows every table of a
+#: newsspider database: ``drop_all`` leaves none behind, so a fresh schema can follow.
+alembic_version = Table(
+    "alembic_version",
+    Base.metadata,
+    Column("version_num", String(32), nullable=False),
+    PrimaryKeyConstraint("version_num", name="alembic_version_pkc"),
+)
 
 
 class Article(Base):
@@ -103,6 +142,10 @@ class Article(Base):
     content_md5: Mapped[str] = mapped_column(String(32))
     fetched_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+    # Last, where the migration of an older database adds them (revision 0002), so a
+    # fresh database and a migrated one have the same column order.
+    published_source: Mapped[str | None] = mapped_column(String(64))
+    published_precision: Mapped[str | None] = mapped_column(String(16))
 
     def __repr__(self) -> str:
         return f"Article(id={self.id!r}, url={self.url!r})"
