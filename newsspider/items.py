@@ -55,8 +55,9 @@ class ArticleItem:
 
     Filled by the extraction pipeline:
 
-    - ``title``, ``published`` (aware) and ``published_source`` (where the time
-      came from, as in ``ExtractedArticle.published_source``);
+    - ``title``, ``published`` (aware), ``published_source`` (where the time
+      came from, as in ``ExtractedArticle.published_source``) and
+      ``published_precision`` (what it states: ``second`` ... ``day``, ``month``);
     - ``raw_text``: the extracted body, one block per line;
     - ``content``: ``raw_text`` after the line-hash filter (Li & Jiang §2.2),
       the fig. 2 ``content``;
@@ -72,6 +73,7 @@ class ArticleItem:
     title: str | None = None
     published: datetime | None = field(default=None, metadata=_TIME)
     published_source: str | None = None
+    published_precision: str | None = None
     raw_text: str = field(default="", repr=False)
     content: str = field(default="", repr=False)
     encoding: str | None = None

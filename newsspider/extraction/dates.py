@@ -16,7 +16,8 @@ The rest (:func:`parse_datetime` for metadata values, :func:`date_from_url`)
 are our additions from §A3.  Every result is timezone aware: a value with an
 explicit offset (``+08:00``, ``Z``) keeps it, anything else is taken as local
 time in the site's zone ``tz``.  All functions are pure and return ``None``
-rather than raise.
+rather than raise.  :func:`time_precision` says what a found time states
+(``day`` for a date without a clock time, ``month`` for a reprint's issue...).
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ __all__ = [
     "ISSUE_PATTERN",
     "MAX_YEAR",
     "MIN_YEAR",
+    "PRECISIONS",
     "date_from_url",
     "find_date",
     "issue_date",
     "parse_datetime",
+    "time_precision",
 ]
 
 #: Years outside ``MIN_YEAR..MAX_YEAR`` are not publication times (they are
@@ -296,3 +299,36 @@ def date_from_url(url: str, tz: tzinfo) -> datetime | None:
             if found is not None:
                 return found
     return None
+
+
+#: What a publication time can state, finest first (``ExtractedArticle.published_precision``).
+PRECISIONS: tuple[str, ...] = ("second", "minute", "hour", "day", "month")
+
+
+def time_precision(published: datetime | None, source: str | None) -> str | None:
+    """What the time ``published``, found at ``source``, states: one of :data:`PRECISIONS`.
+
+    - ``"text:issue"`` (:func:`issue_date`, a reprint's monthly issue): ``month``;
+    - ``"url"`` (:func:`date_from_url`): ``day``, or ``hour`` for NetEase's
+      ``/yy/mmdd/hh/`` paths (an hour other than 0);
+    - any other source: ``day`` for midnight (a date without a clock time: the finders
+      give a date alone as midnight, and the ``meta_first`` rule of ``title_time``
+      reads a midnight the same way), ``second`` when the seconds are not 0, else
+      ``minute``.
+
+    The finders return the time alone, so this reads the value in its own zone: a
+    clock time stated with ``:00`` seconds reads as ``minute`` and one stated as
+    ``00:00`` as ``day``. None when ``published`` is None.
+    """
+    if published is None:
+        return None
+    if source == "text:issue":
+        return "month"
+    if source == "url":
+        return "hour" if published.hour else "day"
+    if published.second or published.microsecond:
+        return "second"
+    if published.hour or published.minute:
+        return "minute"
+    return "day"
+

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from .dates import time_precision
+
 
 @dataclass(slots=True)
 class ExtractedArticle:
@@ -15,7 +17,10 @@ class ExtractedArticle:
     where it came from (``"json-ld"``, ``"meta:article:published_time"``,
     ``"time-element"``, ``"text"`` (near the body, Zou & Zhong §1.2.3), ``"url"``,
     ``"text:issue"``: best mode's last resort, a reprint's monthly issue, precise to
-    the month only and given as the 1st at midnight).
+    the month only and given as the 1st at midnight). ``published_precision`` says what
+    the time states: ``second``, ``minute``, ``hour``, ``day`` (a date without a clock
+    time) or ``month`` (``text:issue``); when not given it is derived from ``published``
+    and ``published_source`` (:func:`.dates.time_precision`).
     """
 
     title: str | None
@@ -26,3 +31,8 @@ class ExtractedArticle:
     mode: str
     url: str | None = None
     title_source: str | None = None
+    published_precision: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.published_precision is None:
+            self.published_precision = time_precision(self.published, self.published_source)

@@ -185,6 +185,7 @@ class ExtractionPipeline:
         adapter["title"] = article.title
         adapter["published"] = article.published
         adapter["published_source"] = article.published_source
+        adapter["published_precision"] = article.published_precision
         adapter["raw_text"] = article.text
         adapter["encoding"] = article.encoding
         self.stats.inc_value(f"newsspider/extracted/{adapter['site']}")
