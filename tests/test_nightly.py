@@ -40,6 +40,12 @@ from newsspider.incremental import SKIPPED_STAT, StoredUrlFilter
 from newsspider.replay import build_warc
 from newsspider.nightly.jobdir import JobDir, finish_jobdir, prepare_jobdir
 from newsspider.nightly.lock import EXIT_LOCKED, LockHeld, RunLock
+from newsspider.outcome import (
+    EXIT_ALL_DROPPED,
+    EXIT_DATABASE,
+    EXIT_NOTHING_FETCHED,
+    EXIT_USAGE,
+)
 from newsspider.nightly.report import (
     FAILED,
     INTERRUPTED,
@@ -402,13 +408,14 @@ def test_report_warns_when_a_site_leaves_its_recent_range(tmp_path, datasets):
     assert re.search(r"^reclean: netease: .*articles 57", out, re.M), out
 
 
-def test_exit_status_is_1_when_a_site_fails_entirely(tmp_path, datasets):
-    """A site whose pages all 404 (no start page in the archive) and a spider that cannot
-    start both fail the run; the other site's crawl is stored all the same."""
+def test_exit_status_is_3_when_a_site_fetches_nothing(tmp_path, datasets):
+    """A site whose pages all 404 (no start page in the archive) fails the run with the
+    status of ``scrapy crawl`` (3: nothing fetched); the other site's crawl is stored all
+    the same. A spider argument it does not take stops the run before any site starts."""
     url = f"sqlite:///{tmp_path / 'corpus.db'}"
     archive = build_archive(tmp_path, "night", site_pages("sina"))  # nothing of NetEase
 
-    proc = run_nightly(tmp_path, archive, url, "sina,netease", status=1)
+    proc = run_nightly(tmp_path, archive, url, "sina,netease", status=EXIT_NOTHING_FETCHED)
     assert re.search(r"^sina\s+ok\s", proc.stdout, re.M), proc.stdout
     assert re.search(r"^netease\s+FAILED\s", proc.stdout, re.M), proc.stdout
     assert "  netease: no page fetched (finish reason: finished)" in proc.stdout
@@ -416,10 +423,16 @@ def test_exit_status_is_1_when_a_site_fails_entirely(tmp_path, datasets):
     with Session(engine_for(url)) as s:
         assert s.scalars(select(NightlyRun.status)).all() == ["failed"]
 
-    proc = run_nightly(tmp_path, archive, url, "sina", "-a", "limit=0", status=1, traceback=True)
-    assert "sina: crawl failed: ValueError: limit must be a positive integer" in proc.stdout
-    run = last_site_runs(url)["sina"]
-    assert (run.outcome, run.crawl_run_id) == (FAILED, None)  # failed before its crawl_runs row
+    proc = subprocess.run(
+        nightly_cmd(tmp_path, archive, url, "sina", "-a", "limit=0"),
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == EXIT_USAGE, proc.stderr
+    assert proc.stderr.strip() == (
+        "scrapy nightly: error: -a limit must be a positive integer (articles), not '0'"
+    )
+    with Session(engine_for(url)) as s:
+        assert s.scalars(select(NightlyRun.status)).all() == ["failed"]  # no second run
 
 
 def test_lock_is_exclusive_and_dies_with_its_holder(tmp_path):
@@ -591,9 +604,18 @@ def test_classify_and_exit_status():
         "no page fetched (finish reason: finished)",
     )
     assert classify(finish_reason="finished", **{**blocked, "resumed": True})[0] == OK
+    dropped = classify(finish_reason="finished", all_dropped=True, **ok)
+    assert dropped == (FAILED, "every article was dropped (see the drop reasons)")
+    # The statuses of scrapy crawl (newsspider/outcome.py), the most severe site's
     assert exit_status([SiteRun("a", OK), SiteRun("b", INTERRUPTED)]) == 0
-    assert exit_status([SiteRun("a", OK), SiteRun("b", FAILED)]) == 1
+    assert exit_status([SiteRun("a", OK), SiteRun("b", FAILED, note="crawl failed: X")]) == 1
     assert exit_status([SiteRun("a", OK)], other_failures=1) == 1
+    nothing = SiteRun("b", FAILED, note="no page fetched (finish reason: finished)")
+    none_stored = SiteRun("c", FAILED, note=dropped[1])
+    db_down = SiteRun("d", FAILED, finish_reason="database_unavailable")
+    assert exit_status([SiteRun("a", OK), nothing]) == EXIT_NOTHING_FETCHED
+    assert exit_status([none_stored]) == EXIT_ALL_DROPPED
+    assert exit_status([none_stored, nothing, db_down]) == EXIT_DATABASE
 
 
 def test_pages_ok_leaves_out_robots_txt_and_errors():

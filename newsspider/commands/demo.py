@@ -19,7 +19,7 @@ from scrapy.exceptions import UsageError
 
 from newsspider.cli import NewsCommand
 from newsspider.demo import PAGES, build_demo_archive, print_report
-from newsspider.storage import Corpus, display_url, engine_from_settings
+from newsspider.storage import Corpus, check_database, display_url
 
 
 class Command(NewsCommand):
@@ -58,7 +58,7 @@ class Command(NewsCommand):
                 self.crawler_process.crawl(site, start_urls=start)
             self.crawler_process.start()
 
-        engine = engine_from_settings(self.settings)
+        engine = check_database(self.settings)
         print(f"\nstored in {display_url(engine)}:")  # noqa: T201
         print_report(Corpus(engine), archive.urls, sys.stdout)
         self.exitcode = int(bool(self.crawler_process.bootstrap_failed))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -88,7 +89,8 @@ class Command(NewsCommand):
         try:
             article = extractor(data, url, headers=headers, tz=tz)
         except ExtractionError as exc:
-            print(f"error: {target}: {exc}")  # noqa: T201
+            # Not HTML at all (ExtractionError): the page's fault, said in one line.
+            print(f"scrapy extract: error: {target}: {exc}", file=sys.stderr)  # noqa: T201
             self.exitcode = 1
             return
         if opts.json:

@@ -42,12 +42,12 @@ class Command(NewsCommand):
         parser.add_argument(
             "--start-url",
             default="http://replay.local/start.html",
-            help="URL of the first list page (default: %(default)s)",
+            help="URL of the first list page (default %(default)s)",
         )
         parser.add_argument(
             "--base-url",
             default=None,
-            help="base of the URLs given to pages without one (default: http://replay.local/)",
+            help="base of the URLs given to pages without one (default http://replay.local/)",
         )
         parser.add_argument(
             "--match", metavar="REGEX", default=None, help="keep pages whose URL matches"

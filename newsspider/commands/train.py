@@ -36,8 +36,8 @@ from newsspider.extraction.xpathseg import Thresholds
 from newsspider.sites import SITES
 from newsspider.storage import (
     Engine,
+    check_database,
     create_schema,
-    engine_from_settings,
     save_thresholds,
     session,
     stored_urls,
@@ -88,7 +88,7 @@ class Command(NewsCommand):
                 print_help=False,
             )
         assert self.settings is not None
-        engine = engine_from_settings(self.settings)
+        engine = check_database(self.settings)
         site = SITES.get(site_key)
         if opts.dataset is not None:
             if not (opts.dataset / "cases.jsonl").is_file():
