@@ -16,7 +16,8 @@ benchmarks and the tests can use it without a crawler.
 * :func:`title_matches` and :func:`date_matches` check the metadata.
 * :func:`load_cases` reads a dataset folder (``cases.jsonl`` + ``html/``), and
   :func:`evaluate` runs an extractor over it into a :class:`DatasetReport`;
-  :func:`format_table` prints reports side by side.
+  :func:`format_table` prints reports side by side. Nothing prints progress: ``evaluate``
+  reports it to an optional ``progress`` callable (the command's bar).
 """
 
 from __future__ import annotations
@@ -40,11 +41,14 @@ __all__ = [
     "CaseResult",
     "DatasetReport",
     "PageError",
+    "Progress",
+    "count_cases",
     "date_matches",
     "evaluate",
     "format_markdown",
     "format_table",
     "load_cases",
+    "pass_count",
     "score_body",
     "title_matches",
     "tokens",
@@ -321,6 +325,12 @@ def load_cases(dataset_dir: Path) -> Iterator[Case]:
             )
 
 
+def count_cases(dataset_dir: Path) -> int:
+    """How many cases a dataset folder holds (its ``cases.jsonl`` lines; no page is read)."""
+    with open(Path(dataset_dir) / "cases.jsonl", encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip())
+
+
 # --------------------------------------------------------------------------
 # Evaluation
 
@@ -418,8 +428,20 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+#: ``progress`` of the long loops: called with the number of units just done (a tqdm bar's
+#: ``update``, :func:`newsspider.progress.progress_bar`); None: no report.
+Progress = Callable[[int], None]
+
+
+def pass_count(*, warmup: bool = False, repeat: int = 1) -> int:
+    """Passes :func:`evaluate` makes over the pages: the untimed warm-up and the timed ones."""
+    return int(warmup) + max(repeat, 1)
+
+
 def _run_pass(
-    extract: Callable[[bytes, str | None], Any], cases: list[Case]
+    extract: Callable[[bytes, str | None], Any],
+    cases: list[Case],
+    progress: Progress | None = None,
 ) -> tuple[list[Any], list[BaseException | None], list[float]]:
     results: list[Any] = []
     failures: list[BaseException | None] = []
@@ -435,6 +457,8 @@ def _run_pass(
         times.append(clock() - t0)
         results.append(result)
         failures.append(failure)
+        if progress is not None:
+            progress(1)  # outside the timed call
     return results, failures, times
 
 
@@ -447,6 +471,7 @@ def evaluate(
     repeat: int = 1,
     warmup: bool = False,
     disable_gc: bool = False,
+    progress: Progress | None = None,
 ) -> DatasetReport:
     """Run ``extract(html_bytes, url)`` over a dataset and score it.
 
@@ -462,7 +487,8 @@ def evaluate(
     wrong. Timing covers the extract calls only (``time.perf_counter``):
     ``warmup`` runs one untimed pass first, ``repeat`` passes are timed and
     the best is reported (the median too), and ``disable_gc`` switches the
-    cyclic garbage collector off during the passes.
+    cyclic garbage collector off during the passes. ``progress(1)`` is called after each
+    page of each pass (:func:`pass_count` passes), outside the timed calls.
     """
     if isinstance(dataset_dir, str | Path):
         cases = list(load_cases(Path(dataset_dir)))
@@ -478,11 +504,11 @@ def evaluate(
         gc.disable()
     try:
         if warmup:
-            _run_pass(extract, cases)
-        results, failures, times = _run_pass(extract, cases)
+            _run_pass(extract, cases, progress)
+        results, failures, times = _run_pass(extract, cases, progress)
         totals = [sum(times)]
         for _ in range(max(repeat, 1) - 1):
-            totals.append(sum(_run_pass(extract, cases)[2]))
+            totals.append(sum(_run_pass(extract, cases, progress)[2]))
     finally:
         if disable_gc and gc_was_enabled:
             gc.enable()

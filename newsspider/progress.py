@@ -194,8 +194,8 @@ class CrawlProgress:
     """A crawl's live status: a tqdm status line on a terminal, else an INFO log line.
 
     The status line (``PROGRESS_BAR``, and stderr a terminal) is redrawn every
-    :data:`REFRESH_SECONDS` and closed at ``spider_closed`` with its last figures left on
-    the screen. The log line comes every ``PROGRESS_LOG_INTERVAL`` seconds (0: never)
+    :data:`REFRESH_SECONDS` and closed at ``spider_closed``, its last figures left on the
+    screen as a plain line. The log line comes every ``PROGRESS_LOG_INTERVAL`` seconds (0: never)
     when there is no status line or the log goes to ``LOG_FILE``; its pages/s are those of
     the last interval.
     """
@@ -279,6 +279,11 @@ class CrawlProgress:
         self.tasks.clear()
         if self.bar is not None:
             self.refresh()
+            final = str(self.bar)
+            # Cleared, then its last state written above the bars still open: several
+            # crawlers of one process each leave their line, in the order they finish.
+            self.bar.leave = False
             self.bar.close()
             self.bar = None
+            tqdm.write("\r" + final, file=sys.stderr)  # from column 0 whatever the clearing left
             _CONSOLE_LOGS.release()

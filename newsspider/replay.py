@@ -462,6 +462,7 @@ def build_warc(
     per_page: int = 50,
     match: str | None = None,
     url_map: Callable[[str], str] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> BuildResult:
     """Write every case of ``dataset_dirs`` into the WARC ``out``, plus list pages.
 
@@ -476,7 +477,9 @@ def build_warc(
 
     List pages are plain UTF-8 HTML with ``per_page`` links each, chained by
     ``rel="next"`` links: ``start_page_url``, then ``?page=2`` and so on. The
-    archive is written to ``out + ".part"`` and renamed when complete.
+    archive is written to ``out + ".part"`` and renamed when complete. ``progress(1)`` is
+    called for each case read, kept or not (a command's bar over
+    :func:`newsspider.evaluation.count_cases`).
     """
     if per_page < 1:
         raise ValueError("per_page must be at least 1")
@@ -493,6 +496,8 @@ def build_warc(
         for d in dataset_dirs:
             d = Path(d)
             for case in _cases(d):
+                if progress is not None:
+                    progress(1)
                 url = case.get("url") or f"{base}{d.name}/{case['id']}.html"
                 if pattern is not None and not pattern.search(url):
                     continue

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,8 +49,16 @@ class Trained:
     skipped: list[tuple[str, str]]  # (name, reason)
 
 
-def train_site(samples: Iterator[Sample], pages: int, k: int = CLUSTERNUM) -> Trained:
-    """Eq. (6)-(11) over the first ``pages`` usable samples."""
+def train_site(
+    samples: Iterator[Sample],
+    pages: int,
+    k: int = CLUSTERNUM,
+    progress: Callable[[int], None] | None = None,
+) -> Trained:
+    """Eq. (6)-(11) over the first ``pages`` usable samples.
+
+    ``progress(1)`` is called for each page used (a command's bar of ``pages``).
+    """
     used: list[tuple[str, Thresholds]] = []
     skipped: list[tuple[str, str]] = []
     for sample in samples:
@@ -65,6 +73,8 @@ def train_site(samples: Iterator[Sample], pages: int, k: int = CLUSTERNUM) -> Tr
             skipped.append((sample.name, "no text"))
             continue
         used.append((sample.name, found))
+        if progress is not None:
+            progress(1)
     return Trained(train_thresholds(t for _, t in used), used, skipped)
 
 

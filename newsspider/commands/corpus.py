@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from newsspider.progress import progress_bar, stderr_is_terminal
 from newsspider.sites import SITES
 from newsspider.storage import Article, Corpus, engine_from_settings, index_missing
 from newsspider.storage.corpus import DEFAULT_TZ, EXPORT_COLUMNS, EXPORT_FORMATS, utc_day_bounds
@@ -173,16 +174,28 @@ class Command(ScrapyCommand):
         since: datetime | None,
         until: datetime | None,
     ) -> None:
-        if opts.output and opts.output != "-":
+        to_file = bool(opts.output and opts.output != "-")
+        # A bar on a terminal, never over the export itself (stdout on the same terminal).
+        bar_on = stderr_is_terminal() and (to_file or not sys.stdout.isatty())
+        total = corpus.count(site=opts.site, since=since, until=until) if bar_on else None
+        if to_file:
             path = Path(opts.output)
             if not path.parent.is_dir():
                 raise UsageError(f"no such folder: {path.parent}", print_help=False)
-            with open(path, "w", encoding="utf-8", newline="") as fh:
-                n = corpus.export(fh, opts.format, site=opts.site, since=since, until=until)
+            with (
+                open(path, "w", encoding="utf-8", newline="") as fh,
+                progress_bar(total, desc="export", unit="article", enabled=bar_on) as bar,
+            ):
+                n = corpus.export(
+                    fh, opts.format, site=opts.site, since=since, until=until, progress=bar.update
+                )
             print(f"exported {n} articles to {path}", file=sys.stderr)  # noqa: T201
             return
         out: IO[str] = sys.stdout
-        corpus.export(out, opts.format, site=opts.site, since=since, until=until)
+        with progress_bar(total, desc="export", unit="article", enabled=bar_on) as bar:
+            corpus.export(
+                out, opts.format, site=opts.site, since=since, until=until, progress=bar.update
+            )
         out.flush()
 
     def _stats(self, corpus: Corpus, opts: argparse.Namespace) -> None:

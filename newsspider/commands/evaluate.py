@@ -21,9 +21,16 @@ from typing import ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from newsspider.evaluation import evaluate, format_markdown, format_table
+from newsspider.evaluation import (
+    count_cases,
+    evaluate,
+    format_markdown,
+    format_table,
+    pass_count,
+)
 from newsspider.extraction.method import Extractor
 from newsspider.extraction.registry import NAMES, get_extractor, registered
+from newsspider.progress import progress_bar
 
 
 class Command(ScrapyCommand):
@@ -74,11 +81,14 @@ class Command(ScrapyCommand):
                 runs.append(get_extractor(name))
             except ImportError as exc:
                 print(f"skipping {name}: {exc}")  # noqa: T201
-        reports = [
-            evaluate(d, extractor, name=extractor.name, warmup=True)
-            for d in dirs
-            for extractor in runs
-        ]
+        # One bar: every page of every dataset, per method, warm-up pass included.
+        total = sum(map(count_cases, dirs)) * len(runs) * pass_count(warmup=True)
+        with progress_bar(total, desc="evaluate", unit="page") as bar:
+            reports = [
+                evaluate(d, extractor, name=extractor.name, warmup=True, progress=bar.update)
+                for d in dirs
+                for extractor in runs
+            ]
         if opts.json:
             out = [r.as_dict(cases=opts.cases) for r in reports]
             print(json.dumps(out, ensure_ascii=False, indent=2, default=str))  # noqa: T201

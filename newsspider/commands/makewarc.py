@@ -20,6 +20,8 @@ from typing import ClassVar
 from scrapy.exceptions import UsageError
 
 from newsspider.cli import NewsCommand
+from newsspider.evaluation import count_cases
+from newsspider.progress import progress_bar
 from newsspider.replay import build_warc
 
 
@@ -72,14 +74,16 @@ class Command(NewsCommand):
         for d in dirs:
             if not (d / "cases.jsonl").is_file():
                 raise UsageError(f"{d} is not a dataset folder (no cases.jsonl)")
-        result = build_warc(
-            dirs,
-            Path(opts.output),
-            base_url=opts.base_url,
-            start_page_url=opts.start_url,
-            per_page=opts.per_page,
-            match=opts.match,
-        )
+        with progress_bar(sum(map(count_cases, dirs)), desc="makewarc", unit="page") as bar:
+            result = build_warc(
+                dirs,
+                Path(opts.output),
+                base_url=opts.base_url,
+                start_page_url=opts.start_url,
+                per_page=opts.per_page,
+                match=opts.match,
+                progress=bar.update,
+            )
         print(f"wrote {opts.output}: {result.count} pages, {len(result.list_urls)} list pages")  # noqa: T201
         if result.duplicates:
             print(f"skipped {result.duplicates} pages whose URL was already written")  # noqa: T201

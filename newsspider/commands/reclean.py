@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
-from newsspider.storage import create_schema, engine_from_settings, run_reclean
+from newsspider.progress import progress_bar
+from newsspider.storage import create_schema, engine_from_settings, reclean_plan, reclean_sites
 
 
 class Command(ScrapyCommand):
@@ -52,11 +53,13 @@ class Command(ScrapyCommand):
         engine = engine_from_settings(s)
         create_schema(engine)
         try:
-            reports = run_reclean(
-                engine, opts.site, L=L, growth=growth if opts.due else None, min_RC=min_RC
+            plan = reclean_plan(
+                engine, opts.site, growth=growth if opts.due else None, min_RC=min_RC
             )
         except LookupError as exc:
             raise UsageError(str(exc.args[0]), print_help=False) from None
+        with progress_bar(sum(plan.values()), desc="reclean", unit="article") as bar:
+            reports = reclean_sites(engine, plan, L=L, progress=bar.update)
         if opts.json:
             out = {k: r.as_dict() for k, r in reports.items()}
             print(json.dumps(out, ensure_ascii=False, indent=2))  # noqa: T201

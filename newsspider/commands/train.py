@@ -33,6 +33,7 @@ from scrapy.exceptions import UsageError
 
 from newsspider.cli import NewsCommand
 from newsspider.extraction.xpathseg import Thresholds
+from newsspider.progress import progress_bar
 from newsspider.sites import SITES
 from newsspider.storage import (
     Engine,
@@ -109,7 +110,8 @@ class Command(NewsCommand):
             if not urls:
                 raise UsageError(f"no stored articles of site {site_key!r}", print_help=False)
             samples = warc_samples(opts.warc, urls)
-        trained = train_site(samples, opts.pages)
+        with progress_bar(opts.pages, desc="train", unit="page") as bar:
+            trained = train_site(samples, opts.pages, progress=bar.update)
         if trained.result is None:
             print(f"no usable sample page for {site_key}; nothing stored")  # noqa: T201
             self.exitcode = 1

@@ -46,7 +46,15 @@ from .models import (
     UTCDateTime,
     XpathThresholds,
 )
-from .reclean import RecleanReport, reclean, reclean_due, reclean_if_due, run_reclean
+from .reclean import (
+    RecleanReport,
+    reclean,
+    reclean_due,
+    reclean_if_due,
+    reclean_plan,
+    reclean_sites,
+    run_reclean,
+)
 from .schema import create_schema
 from .thresholds import load_all_thresholds, save_thresholds
 
@@ -83,6 +91,8 @@ __all__ = [
     "reclean",
     "reclean_due",
     "reclean_if_due",
+    "reclean_plan",
+    "reclean_sites",
     "resolve_database_url",
     "run_reclean",
     "save_thresholds",

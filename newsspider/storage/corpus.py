@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import IO, Any, Literal
@@ -243,6 +243,7 @@ class Corpus:
         since: datetime | None = None,
         until: datetime | None = None,
         batch: int = EXPORT_BATCH,
+        progress: Callable[[int], None] | None = None,
     ) -> int:
         """Write every stored column of the matching articles to ``fh``; return the count.
 
@@ -252,7 +253,8 @@ class Corpus:
         ``csv``: a header line, then every value double-quoted and NULL as an empty
         *unquoted* field (PostgreSQL ``COPY ... CSV`` reads it back as NULL, Python 3.12's
         ``csv.QUOTE_NOTNULL`` too); :func:`read_export` reads either format back exactly.
-        Open ``fh`` with ``newline=""`` for CSV.
+        Open ``fh`` with ``newline=""`` for CSV. ``progress(1)`` is called after each article
+        written (a command's bar, whose total :meth:`count` gives).
         """
         if format not in EXPORT_FORMATS:
             raise ValueError(f"unknown export format {format!r}: use jsonl or csv")
@@ -270,7 +272,21 @@ class Corpus:
                 else:
                     fh.write(",".join(_csv_field(values[k]) for k in EXPORT_COLUMNS) + "\r\n")
                 n += 1
+                if progress is not None:
+                    progress(1)
         return n
+
+    def count(
+        self,
+        *,
+        site: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> int:
+        """How many stored articles match the filters: what :meth:`export` would write."""
+        stmt = _filtered(select(func.count()).select_from(ARTICLES), site, since, until)
+        with self.engine.connect() as conn:
+            return int(conn.execute(stmt).scalar_one())
 
     # -- statistics -------------------------------------------------------------------
 

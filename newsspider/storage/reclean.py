@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from newsspider import settings as defaults
@@ -41,6 +42,10 @@ logger = logging.getLogger(__name__)
 BATCH = 500
 
 ARTICLES = Article.__table__
+
+#: ``progress`` of a re-clean: called with the number of articles just examined (a
+#: command's bar); None: no report. Storage never draws one itself.
+Progress = Callable[[int], None]
 
 
 @dataclass(slots=True)
@@ -68,6 +73,7 @@ def reclean(
     *,
     L: int = DEFAULT_L,
     batch: int = BATCH,
+    progress: Progress | None = None,
 ) -> dict[str, RecleanReport]:
     """Re-apply each site's line table to the ``raw_text`` of its stored articles.
 
@@ -78,6 +84,7 @@ def reclean(
     ``session.begin()`` block. A site whose table has counted nothing is skipped (there is
     nothing to apply). An update only lands if the article's ``raw_text`` is still the one
     re-cleaned (``content_md5`` unchanged): a crawl re-fetching the page meanwhile wins.
+    ``progress(n)`` is called after each batch with the articles it examined.
     """
     if batch < 1:
         raise ValueError("batch must be at least 1")
@@ -87,11 +94,13 @@ def reclean(
         sites = [site]
     reports: dict[str, RecleanReport] = {}
     for key in sites:
-        reports[key] = _reclean_site(session, key, L, batch)
+        reports[key] = _reclean_site(session, key, L, batch, progress)
     return reports
 
 
-def _reclean_site(session: Session, site: str, L: int, batch: int) -> RecleanReport:
+def _reclean_site(
+    session: Session, site: str, L: int, batch: int, progress: Progress | None
+) -> RecleanReport:
     RC = session.scalar(select(SiteLineStats.RC).where(SiteLineStats.site == site)) or 0
     report = RecleanReport(RC=RC)
     if RC == 0:
@@ -126,6 +135,8 @@ def _reclean_site(session: Session, site: str, L: int, batch: int) -> RecleanRep
                 report.lines_restored += sum((Counter(new) - Counter(old)).values())
         last_id = rows[-1].id
         session.commit()
+        if progress is not None:
+            progress(len(rows))
     _record(session, site, report)
     session.commit()
     logger.info(
@@ -162,23 +173,70 @@ def run_reclean(
     growth: float | None = None,
     min_RC: int = defaults.RECLEAN_MIN_RC,
     batch: int = BATCH,
+    progress: Progress | None = None,
 ) -> dict[str, RecleanReport]:
     """``scrapy reclean`` in one call: the stored sites (or ``site``), optionally only those
-    :func:`reclean_due` with ``growth``, each re-cleaned in its own session.
+    :func:`reclean_due` with ``growth``, each re-cleaned in its own session
+    (:func:`reclean_plan`, then :func:`reclean_sites`).
+
+    Raises ``LookupError`` for a ``site`` without stored articles.
+    """
+    plan = reclean_plan(engine, site, growth=growth, min_RC=min_RC)
+    return reclean_sites(engine, plan, L=L, batch=batch, progress=progress)
+
+
+def reclean_plan(
+    engine: Engine,
+    site: str | None = None,
+    *,
+    growth: float | None = None,
+    min_RC: int = defaults.RECLEAN_MIN_RC,
+) -> dict[str, int]:
+    """The sites :func:`run_reclean` re-cleans, each with its stored article count (the
+    work ahead, e.g. a bar's total): the stored sites (or ``site``), with ``growth`` only
+    those :func:`reclean_due`.
 
     Raises ``LookupError`` for a ``site`` without stored articles.
     """
     with Session(engine) as session:
-        stored = list(session.scalars(select(ARTICLES.c.site).distinct().order_by(ARTICLES.c.site)))
+        stored: dict[str, int] = {
+            key: n
+            for key, n in session.execute(
+                select(ARTICLES.c.site, func.count())
+                .group_by(ARTICLES.c.site)
+                .order_by(ARTICLES.c.site)
+            )
+        }
         if site is not None and site not in stored:
             raise LookupError(f"no stored articles of site {site!r}")
-        sites = [site] if site is not None else stored
+        sites = [site] if site is not None else list(stored)
         if growth is not None:
             sites = [k for k in sites if reclean_due(session, k, growth, min_RC=min_RC)]
+    return {k: stored[k] for k in sites}
+
+
+def reclean_sites(
+    engine: Engine,
+    plan: Mapping[str, int],
+    *,
+    L: int = DEFAULT_L,
+    batch: int = BATCH,
+    progress: Progress | None = None,
+) -> dict[str, RecleanReport]:
+    """Re-clean the sites of ``plan`` (:func:`reclean_plan`), each in its own session.
+
+    ``progress(n)`` is called with the articles examined; once a site is done, with what
+    is left of its planned count too (a site whose table has counted nothing is skipped
+    whole, and a crawl may delete articles meanwhile), so the calls add up to at least the
+    plan's total.
+    """
     reports: dict[str, RecleanReport] = {}
-    for key in sites:
+    for key, planned in plan.items():
         with Session(engine) as session:
-            reports.update(reclean(session, key, L=L, batch=batch))
+            report = reclean(session, key, L=L, batch=batch, progress=progress)[key]
+        reports[key] = report
+        if progress is not None and planned > report.articles:
+            progress(planned - report.articles)
     return reports
 
 
