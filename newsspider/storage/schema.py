@@ -30,7 +30,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, MetaData, inspect, text
+from sqlalchemy import Connection, Engine, MetaData, bindparam, inspect, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from . import fts
@@ -68,8 +68,9 @@ SEARCH_INDEXES = frozenset({*fts.ORDER_INDEXES, *fts.PG_ORDER_INDEXES, *fts.PG_T
 def create_schema(engine: Engine) -> None:
     """Bring ``engine``'s database to the newest schema, then its search structures.
 
-    - at the newest revision (the usual case, at the start of every crawl and command):
-      one query, nothing else;
+    - at the newest revision with every table (the usual case, at the start of every
+      crawl and command): one query, nothing else; a table missing at the newest revision
+      (dropped by hand) is created;
     - empty (none of our tables): every table of ``models.py`` created, stamped at the
       newest revision;
     - our tables but no ``alembic_version`` (made before versioning): upgraded from
@@ -86,10 +87,42 @@ def create_schema(engine: Engine) -> None:
     """
     head = head_revision()
     with engine.connect() as conn:
-        if current_revision(conn) != head:
+        if _state(conn) != (head, len(_our_tables())):
             conn.rollback()
             _migrate(conn, head)
     setup_search(engine)
+
+
+def _our_tables() -> list[str]:
+    return sorted(set(Base.metadata.tables) - {VERSION_TABLE})
+
+
+#: How many of our tables exist, from the backend's catalogue (a scalar subquery).
+_TABLE_COUNT = {
+    "sqlite": "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN :names",
+    "postgresql": "SELECT count(*) FROM pg_catalog.pg_tables "
+    "WHERE schemaname = current_schema() AND tablename IN :names",
+}
+
+
+def _state(conn: Connection) -> tuple[str | None, int]:
+    """(revision, how many of our tables exist) in one query; (None, 0) without
+    ``alembic_version``. A table dropped behind the schema's back is made again."""
+    count = _TABLE_COUNT.get(conn.dialect.name)
+    if count is None:
+        tables = set(inspect(conn).get_table_names())
+        return current_revision(conn), len(tables & set(_our_tables()))
+    stmt = text(f"SELECT version_num, ({count}) FROM {VERSION_TABLE}").bindparams(
+        bindparam("names", _our_tables(), expanding=True)
+    )
+    try:
+        row = conn.execute(stmt).first()
+    except (OperationalError, ProgrammingError):
+        conn.rollback()
+        if inspect(conn).has_table(VERSION_TABLE):
+            raise  # not a missing table: locked, unreachable...
+        return None, 0
+    return (row[0], row[1]) if row is not None else (None, 0)
 
 
 def current_revision(conn: Connection) -> str | None:
@@ -120,7 +153,10 @@ def _migrate(conn: Connection, head: str) -> None:
         tables = set(inspect(conn).get_table_names())
         before = current_revision(conn) if VERSION_TABLE in tables else None
         if before == head:
-            return  # another process migrated it while we waited for the lock
+            # Another process migrated it while we waited for the lock, or a table was
+            # dropped behind the schema's back: make what is missing.
+            Base.metadata.create_all(conn)
+            return
         if before is not None and before not in _revisions():
             raise RuntimeError(
                 f"{where} is at schema revision {before}, which this version of newsspider "
