@@ -50,6 +50,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "title_line": lambda: patched(best, drop_title_line=lambda blockset, body, title: body),
     "edge_lines": lambda: patched(best, trim_edge_lines=lambda blockset, body, tz: body),
     "comment_sections": lambda: patched(best, COMMENT_SECTIONS=False),
+    "repeated_lines": lambda: patched(best, REPEATED_LINES=False),
 }
 
 

@@ -45,6 +45,13 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     element's parent, holds body text) or a table cell / list item. Widgets
     nested deeper (a gallery's "Image 1 of 9", a share box) stay out.
 
+``repeated_lines`` (``duplicate_blocks`` and ``container``)
+    ``duplicate_blocks`` drops a second copy of a line (pages that carry the
+    article twice, for print or mobile). A copy whose element has the same
+    parent as the first one's is a line the author repeated among sibling
+    paragraphs (a refrain, a repeated sentence), not a second copy of the
+    article: it is kept, and it counts when the container is located.
+
 ``title_line`` and ``edge_lines`` (output)
     The smoothing pulls the short lines next to the first and last paragraphs
     into the runs: the headline (returned as ``ExtractedArticle.title`` already), the
@@ -98,6 +105,8 @@ CONTAINER_SHARE = 0.8
 RULES_KEPT_AS_IS = (1, 2)
 #: ``duplicate_blocks``: a line this long is never output twice.
 MIN_DUPLICATE_CHARS = 20
+#: ``repeated_lines``: a duplicate line whose element shares the first copy's parent stays.
+REPEATED_LINES = True
 #: ``time_after_headline``: on, and how many text blocks under the headline are read first.
 TIME_AFTER_HEADLINE = True
 HEADLINE_WINDOW = 3
@@ -197,16 +206,20 @@ def container_region(
     weight: dict[int, int] = {}
     depth: dict[int, int] = {}
     total = 0
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     chains: dict[int, list[int]] = {}
     for run in stats.runs:
         if run.rule != 1:
             continue
         for i in run.indices:
             n = textnum[i]
-            if not n or text[i] in seen:
+            if not n:
                 continue
-            seen.add(text[i])
+            if text[i] in seen and (
+                not REPEATED_LINES or seen[text[i]] != _holder_parent(blockset, i)
+            ):
+                continue
+            seen.setdefault(text[i], _holder_parent(blockset, i))
             total += n
             container = blockset.element_of(i)
             chain = chains.get(container)
@@ -288,15 +301,24 @@ def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) 
                 candidate = inner_lines(blockset, candidate)
             chosen = candidate
     body = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for i in chosen:
         if not text[i] or link_chars[i] > MAX_LINK_DENSITY * blocknum[i]:
             continue
         if len(text[i]) >= MIN_DUPLICATE_CHARS and text[i] in seen:
-            continue  # duplicate_blocks
-        seen.add(text[i])
+            # duplicate_blocks; repeated_lines: a line repeated among its own
+            # siblings (a refrain, a repeated paragraph) is the author's
+            if not REPEATED_LINES or seen[text[i]] != _holder_parent(blockset, i):
+                continue
+        seen.setdefault(text[i], _holder_parent(blockset, i))
         body.append(i)
     return body
+
+
+def _holder_parent(blockset: Blockset, i: int) -> int:
+    """``repeated_lines``: the parent of the element block i lies in (-1: none)."""
+    k = blockset.element_of(i)
+    return blockset.parent[k] if k >= 0 else -1
 
 
 #: ``edge_lines``: what a byline, breadcrumb, editor or share line looks like.
