@@ -161,9 +161,11 @@ class Command(ScrapyCommand):
             return
         for name in ("id", "url", "site", "source", "title", "encoding", "content_md5"):
             print(f"{name + ':':13}{record[name] if record[name] is not None else '-'}")  # noqa: T201
+        found = ", ".join(v for v in (article.published_source, article.published_precision) if v)
         for name in ("published", "fetched_at", "updated_at"):
             value = getattr(article, name)
-            print(f"{name + ':':13}{_local(value, article.site)}")  # noqa: T201
+            where = f"  [{found}]" if name == "published" and found else ""  # as scrapy extract
+            print(f"{name + ':':13}{_local(value, article.site)}{where}")  # noqa: T201
         print()  # noqa: T201
         print(article.content)  # noqa: T201
 
