@@ -4,13 +4,14 @@ and trained xpath thresholds. ``schema.create_schema`` creates them all.
 ``articles`` is the corpus table of Li & Jiang 2012 fig. 2 (``urladdr`` -> ``url``, ``newstime`` ->
 ``published``, ``updatetime`` -> ``updated_at``), plus what we need to re-clean and
 de-duplicate: the text before line-hash cleaning, its MD5 and the encoding it was decoded
-from, and where its time came from and how precise it is (``published_source``: ``json-ld``,
-``meta:<key>``, ``text``, ``url``...; ``published_precision``: ``second`` ... ``month``, NULL
-for rows stored before these columns existed). ``line_counts`` and ``site_line_stats`` hold the §2.2 table (``LC`` per line, ``RC`` per
-site); their DB columns are lower case (``lc``, ``rc``) so PostgreSQL needs no quoted
-identifiers, while Python keeps the papers' names (``LineCount.LC``, ``table.c.LC``);
-so do ``site_reclean.last_reclean_rc`` and the Hou & Yang 2011 §3.3 thresholds of
-``xpath_thresholds`` (``XpathThresholds.Length_Threshold``, ``B_n_Threshold``).
+from; and where its time came from and what it states (``published_source``: ``json-ld``,
+``meta:<key>``, ``text``, ``url``...; ``published_precision``: ``second`` ... ``month``; NULL
+for rows stored before these columns existed). ``line_counts`` and ``site_line_stats``
+hold the §2.2 table (``LC`` per line, ``RC`` per site); their DB columns are lower case
+(``lc``, ``rc``) so PostgreSQL needs no quoted identifiers, while Python keeps the papers'
+names (``LineCount.LC``, ``table.c.LC``); so do ``site_reclean.last_reclean_rc`` and the
+Hou & Yang 2011 §3.3 thresholds of ``xpath_thresholds``
+(``XpathThresholds.Length_Threshold``, ``B_n_Threshold``).
 
 The nightly run adds ``nightly_runs`` (the run as a whole: host and PID, which sites,
 status, exit code, the printed report, so a morning reader finds last night's report in
