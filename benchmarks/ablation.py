@@ -51,6 +51,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "edge_lines": lambda: patched(best, trim_edge_lines=lambda blockset, body, tz: body),
     "comment_sections": lambda: patched(best, COMMENT_SECTIONS=False),
     "repeated_lines": lambda: patched(best, REPEATED_LINES=False),
+    "consent_dialogs": lambda: patched(best, CONSENT_DIALOGS=False),
 }
 
 

@@ -36,3 +36,28 @@ def test_repeated_paragraphs_in_one_container_are_all_kept(monkeypatch):
     assert lines == [LATIN] * 4
     monkeypatch.setattr(best, "REPEATED_LINES", False)
     assert extract_article(latin_page(article)).text.split("\n") == [LATIN]
+
+
+COOKIE = (
+    "We use cookies and similar technologies to improve your experience, to analyse traffic, "
+    "and to show you personalised content and ads. By clicking accept, you agree to this, "
+    "as outlined in our privacy policy, which you can read at any time."
+)
+
+
+def test_consent_banners_and_dialogs_are_noise(monkeypatch):
+    """``consent_dialogs``: cookie notices named by a part of a class/id token, and dialogs
+    (``role=dialog``, ``aria-modal``), are not body even when they are long punctuated prose."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    for banner in (
+        f"<div class='cmplz-cookiebanner'><div><p>{COOKIE}</p><p>{COOKIE}</p></div></div>",
+        f"<div id='cookie-notice-wrap'><p>{COOKIE}</p><p>{COOKIE}</p></div>",
+        f"<div role='dialog'><p>{COOKIE}</p><p>{COOKIE}</p></div>",
+        f"<section aria-modal='true'><p>{COOKIE}</p><p>{COOKIE}</p></section>",
+    ):
+        html = latin_page(article, before=banner)
+        text = extract_article(html).text
+        assert "cookies" not in text and text.count(LATIN) == 3, banner
+        with monkeypatch.context() as off:
+            off.setattr(best, "CONSENT_DIALOGS", False)
+            assert "cookies" in extract_article(html).text, banner

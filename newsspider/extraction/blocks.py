@@ -262,19 +262,38 @@ class NoiseRule:
     """Type II elements that are navigation by their markup (best mode, ``noise_containers``).
 
     An element is noise when its tag is in ``tags`` or a whole token of its
-    ``class`` or ``id`` (case-insensitive) is in ``tokens``.
+    ``class`` or ``id`` (case-insensitive) is in ``tokens``; with
+    ``substrings``, also when a token *contains* one of them (``cmplz-cookiebanner``
+    for ``cookie``); with ``dialogs``, also when it is a dialog
+    (``role=dialog``/``alertdialog``, ``aria-modal=true``).
     """
 
     tags: frozenset[str]
     tokens: frozenset[str]
+    substrings: tuple[str, ...] = ()
+    dialogs: bool = False
 
     def __call__(self, el: etree._Element) -> bool:
         if el.tag in self.tags:
             return True
+        if self.dialogs and (
+            (el.get("role") or "").lower() in DIALOG_ROLES
+            or (el.get("aria-modal") or "").lower() == "true"
+        ):
+            return True
         cls, ident = el.get("class"), el.get("id")
         if cls is None and ident is None:
             return False
-        return not self.tokens.isdisjoint(f"{ident or ''} {cls or ''}".lower().split())
+        tokens = f"{ident or ''} {cls or ''}".lower().split()
+        return not self.tokens.isdisjoint(tokens) or self.has_substring(tokens)
+
+    def has_substring(self, tokens: list[str]) -> bool:
+        """Whether a token contains one of ``substrings``."""
+        return any(part in token for token in tokens for part in self.substrings)
+
+
+#: ``role`` values of a dialog (a pop-up over the page: consent, sign-up, survey).
+DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 
 
 @dataclass(slots=True)
@@ -341,7 +360,10 @@ def _start_kinds(tag: str) -> tuple[str, str]:
 
 @functools.lru_cache(maxsize=16)
 def _stylesheet(
-    type_i: tuple[str, ...], type_ii: tuple[str, ...], noise_tags: frozenset[str] | None
+    type_i: tuple[str, ...],
+    type_ii: tuple[str, ...],
+    noise_tags: frozenset[str] | None,
+    dialogs: bool = False,
 ) -> etree.XSLT:
     """The XSLT that does §1.2.1 steps 2-3 in one C-level pass and writes the marked text.
 
@@ -360,16 +382,26 @@ def _stylesheet(
         return f"&#x{ord(SEPARATOR):X};{kind}"
 
     span_open, span_close = (f"&#x{ord(c):X};" for c in (ATTRS_OPEN, ATTRS_CLOSE))
+    has_attrs = "@class or @id"
+    dialog_token = ""
+    if dialogs:  # a dialog writes the noise token in its span (NoiseRule.dialogs)
+        is_dialog = " or ".join(
+            [f"@role='{role}'" for role in sorted(DIALOG_ROLES)] + ["@aria-modal='true'"]
+        )
+        has_attrs += f" or {is_dialog}"
+        dialog_token = (
+            f'<xsl:if test="{is_dialog}"><xsl:text> </xsl:text>&#x{ord(_TAG_NOISE):X};</xsl:if>'
+        )
     attr_span = (
         f'{span_open}<xsl:value-of select="@id"/><xsl:text> </xsl:text>'
-        f'<xsl:value-of select="@class"/>{span_close}'
+        f'<xsl:value-of select="@class"/>{dialog_token}{span_close}'
     )
 
     def start(plain: str, with_attrs: str) -> str:
         if noise_tags is None:
             return sep(plain)
         return (
-            f'<xsl:choose><xsl:when test="@class or @id">{sep(with_attrs)}{attr_span}</xsl:when>'
+            f'<xsl:choose><xsl:when test="{has_attrs}">{sep(with_attrs)}{attr_span}</xsl:when>'
             f"<xsl:otherwise>{sep(plain)}</xsl:otherwise></xsl:choose>"
         )
 
@@ -425,7 +457,12 @@ def mark_blocks(
     """
     type_i, type_ii = tuple(type_i), tuple(type_ii)
     try:
-        xslt = _stylesheet(type_i, type_ii, noise.tags if noise is not None else None)
+        xslt = _stylesheet(
+            type_i,
+            type_ii,
+            noise.tags if noise is not None else None,
+            noise is not None and noise.dialogs,
+        )
         text = str(xslt(root))
     except etree.XSLTApplyError:  # template recursion limit: a tree deeper than lxml parses
         return _mark_by_walk(root, type_i, type_ii, noise)
@@ -434,12 +471,15 @@ def mark_blocks(
         # One tokenisation of every attribute span; " \x00 " counts the spans.
         tokens = " \x00 ".join(_ATTR_SPAN.findall(text)).lower().split()
         flags = noise.tokens | {_TAG_NOISE}
-        if not flags.isdisjoint(tokens):
+        parts = noise.substrings
+        if not flags.isdisjoint(tokens) or (parts and noise.has_substring(tokens)):
             span = 0
             for token in tokens:
                 if token == "\x00":
                     span += 1
-                elif token in flags and (not noisy or noisy[-1] != span):
+                elif (token in flags or (parts and any(p in token for p in parts))) and (
+                    not noisy or noisy[-1] != span
+                ):
                     noisy.append(span)
     return Marked(text, root, type_i, type_ii, noisy)
 
