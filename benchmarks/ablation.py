@@ -52,6 +52,8 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "comment_sections": lambda: patched(best, COMMENT_SECTIONS=False),
     "repeated_lines": lambda: patched(best, REPEATED_LINES=False),
     "consent_dialogs": lambda: patched(best, CONSENT_DIALOGS=False),
+    "article_anchor": lambda: patched(best, ARTICLE_ANCHOR=False),
+    "link_blocks": lambda: patched(best, LINK_BLOCKS=False),
 }
 
 

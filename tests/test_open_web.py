@@ -61,3 +61,39 @@ def test_consent_banners_and_dialogs_are_noise(monkeypatch):
         with monkeypatch.context() as off:
             off.setattr(best, "CONSENT_DIALOGS", False)
             assert "cookies" in extract_article(html).text, banner
+
+
+OTHER = (
+    "Readers wrote in their hundreds about last week's story, and many of them, though not all, "
+    "agreed that the city should have acted sooner; here is a long selection of their letters, "
+    "edited for length and clarity, with the names of the writers where they asked for them. "
+) * 3
+
+
+def test_the_article_the_page_names_beats_a_denser_region_elsewhere(monkeypatch):
+    """``article_anchor``: when the §1.2.2 runs land outside the element the page names as its
+    article (``itemprop=articleBody``, the ``<article>`` holding the ``h1``), the statistics
+    run again inside it."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    others = "".join(f"<div class='letter'><div>{OTHER}</div></div>" for _ in range(3))
+    for named in (
+        f"<div itemprop='articleBody'>{article}</div>",
+        f"<article><h1>Budget vote</h1><div class='text'>{article}</div></article>",
+    ):
+        html = latin_page(named, after=f"<div class='more'>{others}</div>")
+        text = extract_article(html).text
+        assert text.count(LATIN) == 3 and "Readers wrote" not in text, named
+        with monkeypatch.context() as off:
+            off.setattr(best, "ARTICLE_ANCHOR", False)
+            assert "Readers wrote" in extract_article(html).text
+
+
+def test_a_list_of_linked_names_does_not_steer_the_statistics(monkeypatch):
+    """``link_blocks``: a block that is mostly links is never output, so it counts 0 in §1.2.2
+    (its commas and 'and' would otherwise make it the densest block and the body empty)."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    names = ", ".join(f"<a href='/u/{k}'>reader_number_{k}</a> and friends" for k in range(400))
+    html = latin_page(article, after=f"<div id='likes'><p>{names}</p></div>")
+    assert extract_article(html).text.count(LATIN) == 3
+    monkeypatch.setattr(best, "LINK_BLOCKS", False)
+    assert LATIN not in extract_article(html).text

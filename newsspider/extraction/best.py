@@ -34,6 +34,19 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     in ``blocknum`` (so navigation blocks still count ~0), and a block whose
     text is more than half links is not output.
 
+``link_blocks`` (§1.2.2 (1), with ``links_kept``)
+    A block that is more than ``MAX_LINK_DENSITY`` links is never output, so
+    it counts 0: a list of linked names ("liked by a, b, c ...") otherwise
+    keeps its commas and words between links and becomes the densest block.
+
+``article_anchor`` (after §1.2.2 rule ②)
+    The densest run is not always the article: a comment thread, a second
+    article, a list of teasers. When the page names its article (an element
+    with ``itemprop=articleBody``; else the outermost ``<article>`` holding the
+    first ``h1``, or the only one) and it holds ``ANCHOR_MIN_CHARS``, but less
+    than ``ANCHOR_INSIDE`` of mainblockset's text lies in it, §1.2.2 is run
+    again on the blocks inside it alone.
+
 ``container`` (after §1.2.2 rule ②)
     The paper's ``mainblockset`` misses body paragraphs that are separated
     from the runs by several empty layout blocks (a ``<div>&nbsp;</div>``
@@ -93,7 +106,16 @@ from datetime import datetime, tzinfo
 
 from lxml import etree
 
-from .blocks import CELL_KINDS, TYPE_I, TYPE_II, Blockset, NoiseRule, mark_blocks, split_blocks
+from .blocks import (
+    ANCHOR_TOKEN,
+    CELL_KINDS,
+    TYPE_I,
+    TYPE_II,
+    Blockset,
+    NoiseRule,
+    mark_blocks,
+    split_blocks,
+)
 from .blockstats import BlockStatistics, block_statistics
 from .dates import DATE_PATTERN, find_date, issue_date
 from .metadata import page_metadata
@@ -107,6 +129,8 @@ BEST_TYPE_II: tuple[str, ...] = (*TYPE_II, "form")
 
 #: ``links_kept``: a block with more than this share of link text is not output.
 MAX_LINK_DENSITY = 0.5
+#: ``link_blocks``: on (the ablation switches it off).
+LINK_BLOCKS = True
 #: ``container``: give up the container when it has this many times the text
 #: of mainblockset (it is then the page, not the article).
 CONTAINER_RATIO = 10.0
@@ -182,6 +206,13 @@ def _with_dialogs(rule: NoiseRule, substrings: tuple[str, ...]) -> NoiseRule:
     return dataclasses.replace(rule, substrings=substrings, dialogs=True)
 
 
+#: ``article_anchor``: on (the ablation switches it off); the text an anchor must hold,
+#: and the share of mainblockset's text inside it below which the statistics are
+#: run again inside the anchor.
+ARTICLE_ANCHOR = True
+ANCHOR_MIN_CHARS = 200
+ANCHOR_INSIDE = 0.5
+
 #: ``container``: punctuation that marks a sentence (Chinese and Latin).
 _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
 
@@ -227,7 +258,16 @@ def is_comment_thread(blockset: Blockset, k: int, region: range) -> bool:
 
 
 def textnums(blockset: Blockset) -> list[int]:
-    """``links_kept``: the blocknum the statistics see, link text not counted."""
+    """``links_kept``: the blocknum the statistics see, link text not counted.
+
+    ``link_blocks``: a block that is mostly links (more than ``MAX_LINK_DENSITY``,
+    so never output) counts 0: the commas of a list of names do not steer §1.2.2.
+    """
+    if LINK_BLOCKS:
+        return [
+            0 if lc > MAX_LINK_DENSITY * n else n - lc
+            for n, lc in zip(blockset.blocknum, blockset.link_chars, strict=True)
+        ]
     return [n - lc for n, lc in zip(blockset.blocknum, blockset.link_chars, strict=True)]
 
 
@@ -473,15 +513,64 @@ def best_published(
     return published, source
 
 
+def find_anchor(root: etree._Element) -> etree._Element | None:
+    """``article_anchor``: the element the page names as its article, or None.
+
+    The element with ``itemprop=articleBody``; else the outermost ``<article>``
+    holding the first ``<h1>``; else the only outermost ``<article>``. Only type II
+    elements qualify (they are the ones blocks know).
+    """
+    for el in _XP_ARTICLE_BODY(root):
+        if el.tag in BEST_TYPE_II:
+            return el
+    outer = [a for a in root.iter("article") if not _XP_IN_ARTICLE(a)]
+    if not outer:
+        return None
+    h1 = next(root.iter("h1"), None)
+    if h1 is not None:
+        for a in outer:
+            if _XP_IN_ARTICLE(h1) and a in h1.iterancestors("article"):
+                return a
+    return outer[0] if len(outer) == 1 else None
+
+
+_XP_ARTICLE_BODY = etree.XPath("//*[@itemprop='articleBody']")
+_XP_IN_ARTICLE = etree.XPath("boolean(ancestor::article)")
+
+
+def anchored_textnum(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -> list[int] | None:
+    """``article_anchor``: textnum with everything outside the anchor zeroed, when the
+    §1.2.2 runs chose a region outside the article the page names; else None.
+
+    Used when the anchor holds at least ``ANCHOR_MIN_CHARS`` and less than
+    ``ANCHOR_INSIDE`` of mainblockset's text lies inside it.
+    """
+    if blockset.anchor < 0 or not stats.mainblockset:
+        return None
+    region = blockset.block_range(blockset.anchor)
+    if not region or sum(textnum[i] for i in region) < ANCHOR_MIN_CHARS:
+        return None
+    main_total = sum(textnum[i] for i in stats.mainblockset)
+    inside = sum(textnum[i] for i in stats.mainblockset if i in region)
+    if inside >= ANCHOR_INSIDE * main_total:
+        return None
+    return [n if i in region else 0 for i, n in enumerate(textnum)]
+
+
 def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> ExtractedArticle:
     """The best mode on a parsed page (modifies ``root``)."""
     meta, page_title, published_meta = page_metadata(root, tz)
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
-    blockset = split_blocks(mark_blocks(root, BEST_TYPE_I, BEST_TYPE_II, noise_rule()), keep_links=True)
+    noise = noise_rule()
+    if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(root)) is not None:
+        anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
+    blockset = split_blocks(mark_blocks(root, BEST_TYPE_I, BEST_TYPE_II, noise), keep_links=True)
     blank_noise_containers(blockset, blockset.flagged)
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
+    if ARTICLE_ANCHOR and (anchored := anchored_textnum(blockset, stats, textnum)) is not None:
+        textnum, stats = anchored, block_statistics(anchored)
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
     body = select_body(blockset, stats, textnum)
     body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)

@@ -178,6 +178,8 @@ class Blockset:
     element_kinds: list[str]
     #: indices of the elements the noise rule flagged (best mode)
     flagged: list[int] = field(default_factory=list)
+    #: index of the element marked with :data:`ANCHOR_TOKEN` (best mode), or -1
+    anchor: int = -1
     _source: Marked | None = None
 
     def __len__(self) -> int:
@@ -317,6 +319,8 @@ class Marked:
     type_ii: tuple[str, ...]
     noisy: list[int]
     elements: list[etree._Element] | None = None
+    #: ordinal of the attribute span holding :data:`ANCHOR_TOKEN`, or -1
+    anchor_span: int = -1
 
     def resolve_elements(self) -> list[etree._Element]:
         """The elements the separators stand for (deletes type I elements from the tree)."""
@@ -345,6 +349,9 @@ _ATTR_KINDS = frozenset(START_ATTRS[1] + _HEADING_ATTR_KINDS + _CELL_ATTR_KIND)
 ATTRS_OPEN, ATTRS_CLOSE = "\ue012", "\ue013"
 #: The token the attribute span of an element that is noise by its tag holds.
 _TAG_NOISE = "\ue014"
+#: A class token the caller may add to one element before :func:`mark_blocks` (with a
+#: noise rule) to learn that element's index (``Blockset.anchor``; best mode, ``article_anchor``).
+ANCHOR_TOKEN = "\ue015"
 _ATTR_SPAN = re.compile(f"{ATTRS_OPEN}([^{ATTRS_CLOSE}]*){ATTRS_CLOSE}")
 
 
@@ -481,7 +488,10 @@ def mark_blocks(
                     not noisy or noisy[-1] != span
                 ):
                     noisy.append(span)
-    return Marked(text, root, type_i, type_ii, noisy)
+    anchor_span = -1
+    if noise is not None and (at := text.find(ANCHOR_TOKEN)) >= 0:
+        anchor_span = text.count(ATTRS_OPEN, 0, at) - 1
+    return Marked(text, root, type_i, type_ii, noisy, anchor_span=anchor_span)
 
 
 def _mark_by_walk(
@@ -549,9 +559,12 @@ def split_blocks(marked: Marked, *, keep_links: bool) -> Blockset:
         codes = [c for c, alive in zip(codes, live, strict=True) if alive]
         kinds = [kind for kind, alive in zip(kinds, live, strict=True) if alive]
     flagged: list[int] = []
-    if marked.noisy:
+    anchor = -1
+    if marked.noisy or marked.anchor_span >= 0:
         with_attrs = [k for k, kind in enumerate(element_kinds) if kind in _ATTR_KINDS]
         flagged = [with_attrs[j] for j in marked.noisy if j < len(with_attrs)]
+        if 0 <= marked.anchor_span < len(with_attrs):
+            anchor = with_attrs[marked.anchor_span]
     return Blockset(
         blocks,
         blocknum,
@@ -561,6 +574,7 @@ def split_blocks(marked: Marked, *, keep_links: bool) -> Blockset:
         parent,
         element_kinds,
         flagged,
+        anchor,
         marked,
     )
 
