@@ -54,6 +54,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "consent_dialogs": lambda: patched(best, CONSENT_DIALOGS=False),
     "article_anchor": lambda: patched(best, ARTICLE_ANCHOR=False),
     "link_blocks": lambda: patched(best, LINK_BLOCKS=False),
+    "structure_lines": lambda: patched(best, STRUCTURE_LINES=False),
 }
 
 

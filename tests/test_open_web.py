@@ -97,3 +97,18 @@ def test_a_list_of_linked_names_does_not_steer_the_statistics(monkeypatch):
     assert extract_article(html).text.count(LATIN) == 3
     monkeypatch.setattr(best, "LINK_BLOCKS", False)
     assert LATIN not in extract_article(html).text
+
+
+def test_long_list_items_and_subheadings_inside_the_body_are_kept(monkeypatch):
+    """``structure_lines``: list items and h2-h4 subheadings between body paragraphs are body
+    at any length, without sentence punctuation."""
+    step = "Whisk the eggs with the sugar until the mixture turns pale and thick"
+    heading = "What the council will decide on the budget next week"
+    paragraphs = [f"<p>{LATIN} {k}</p>" for k in range(4)]
+    middle = f"<h3>{heading}</h3><ul><li>{step}</li><li>{step} again</li></ul>"
+    html = latin_page("".join(paragraphs[:2]) + middle + "".join(paragraphs[2:]))
+    lines = extract_article(html).text.split("\n")
+    assert heading in lines and step in lines and f"{step} again" in lines
+    monkeypatch.setattr(best, "STRUCTURE_LINES", False)
+    lines = extract_article(html).text.split("\n")
+    assert step not in lines

@@ -74,6 +74,14 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     paragraphs (a refrain, a repeated sentence), not a second copy of the
     article: it is kept, and it counts when the container is located.
 
+``structure_lines`` (``inner_lines``)
+    ``inner_lines`` takes short lines only (``INNER_MAX``); list items, table
+    cells, ``dt``/``dd`` and ``h2``-``h4`` subheadings are often longer without
+    sentence punctuation (a step of a recipe, a feature's name and summary).
+    Between the first and last body block, a link-free one of any length is
+    body when its list or table (up to ``STRUCTURE_DEPTH`` levels up) or its
+    heading sits among the body's own elements.
+
 ``title_line`` and ``edge_lines`` (output)
     The smoothing pulls the short lines next to the first and last paragraphs
     into the runs: the headline (returned as ``ExtractedArticle.title`` already), the
@@ -129,6 +137,10 @@ BEST_TYPE_II: tuple[str, ...] = (*TYPE_II, "form")
 
 #: ``links_kept``: a block with more than this share of link text is not output.
 MAX_LINK_DENSITY = 0.5
+#: ``structure_lines``: on (the ablation switches it off), and how far up a list item's
+#: or cell's ancestors the body's elements are looked for (li, ul; td, tr, tbody, table).
+STRUCTURE_LINES = True
+STRUCTURE_DEPTH = 4
 #: ``link_blocks``: on (the ablation switches it off).
 LINK_BLOCKS = True
 #: ``container``: give up the container when it has this many times the text
@@ -356,6 +368,8 @@ def inner_lines(blockset: Blockset, candidate: list[int]) -> list[int]:
     for i in range(candidate[0], candidate[-1] + 1):
         if i in inside:
             out.append(i)
+        elif STRUCTURE_LINES and text[i] and not link_chars[i] and is_structure(blockset, i, levels):
+            out.append(i)
         elif text[i] and not link_chars[i] and len(text[i]) <= INNER_MAX:
             k = blockset.element_of(i)
             if k in holders or (k >= 0 and parent[k] in levels):
@@ -363,6 +377,25 @@ def inner_lines(blockset: Blockset, candidate: list[int]) -> list[int]:
             elif k >= 0 and blockset.element_kinds[k] in CELL_KINDS:  # tables and lists
                 out.append(i)
     return out
+
+
+def is_structure(blockset: Blockset, i: int, levels: set[int]) -> bool:
+    """``structure_lines``: block i is a list item, table cell, definition or h2-h4
+    subheading whose list, table or section is among the body's own elements."""
+    k = blockset.element_of(i)
+    if k < 0:
+        return False
+    if blockset.element_kinds[k] in CELL_KINDS:
+        # the item's list (or the cell's row, table) sits where body paragraphs sit
+        p = blockset.parent[k]
+        for _ in range(STRUCTURE_DEPTH):
+            if p < 0:
+                return False
+            if p in levels:
+                return True
+            p = blockset.parent[p]
+        return False
+    return 2 <= blockset.heading(i) <= 4 and (k in levels or blockset.parent[k] in levels)
 
 
 def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -> list[int]:
