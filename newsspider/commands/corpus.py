@@ -19,14 +19,15 @@ import sys
 from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Any, ClassVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from newsspider.cli import NewsCommand, time_zone
+from newsspider.errors import UserError
 from newsspider.progress import progress_bar, stderr_is_terminal
 from newsspider.sites import SITES
-from newsspider.storage import Article, Corpus, engine_from_settings, index_missing
+from newsspider.storage import Article, Corpus, check_database, index_missing
 from newsspider.storage.corpus import DEFAULT_TZ, EXPORT_COLUMNS, EXPORT_FORMATS, utc_day_bounds
 
 ACTIONS = ("search", "show", "export", "stats")
@@ -58,7 +59,7 @@ def parse_when(value: str, *, tz: str = DEFAULT_TZ, until: bool = False) -> date
     return when
 
 
-class Command(ScrapyCommand):
+class Command(NewsCommand):
     requires_project = True
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
@@ -93,20 +94,19 @@ class Command(ScrapyCommand):
             "--days", type=int, default=30, help="stats: latest days listed (0: all)"
         )
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or args[0] not in ACTIONS:
             raise UsageError(f"give an action: {', '.join(ACTIONS)}")
         action, rest = args[0], args[1:]
-        try:
-            ZoneInfo(opts.tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise UsageError(f"unknown time zone {opts.tz!r}", print_help=False) from None
+        time_zone(opts.tz)
+        if opts.site is not None and opts.site not in SITES:
+            raise UserError(f"unknown site {opts.site!r}; the sites are: {', '.join(SITES)}")
         since = parse_when(opts.since, tz=opts.tz) if opts.since else None
         until = parse_when(opts.until, tz=opts.tz, until=True) if opts.until else None
         if since and until and since >= until:
             raise UsageError("--since must be before --until", print_help=False)
         assert self.settings is not None
-        engine = engine_from_settings(self.settings)
+        engine = check_database(self.settings)
         if index_missing(engine):
             print("adding the search index to the stored articles (once)...", file=sys.stderr)  # noqa: T201
         corpus = Corpus(engine)
@@ -202,6 +202,8 @@ class Command(ScrapyCommand):
 
     def _stats(self, corpus: Corpus, opts: argparse.Namespace) -> None:
         stats = corpus.stats()
+        if opts.site is not None:
+            stats = stats.only(opts.site)
         if opts.json:
             print(json.dumps(stats.as_dict(), ensure_ascii=False, indent=2))  # noqa: T201
             return

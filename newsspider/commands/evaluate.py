@@ -18,9 +18,9 @@ import json
 from pathlib import Path
 from typing import ClassVar
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from newsspider.cli import NewsCommand
 from newsspider.evaluation import (
     count_cases,
     evaluate,
@@ -33,7 +33,7 @@ from newsspider.extraction.registry import NAMES, get_extractor, registered
 from newsspider.progress import progress_bar
 
 
-class Command(ScrapyCommand):
+class Command(NewsCommand):
     requires_project = True
     requires_crawler_process = False
     default_settings: ClassVar[dict] = {"LOG_ENABLED": False}
@@ -61,7 +61,7 @@ class Command(ScrapyCommand):
         parser.add_argument("--cases", action="store_true", help="with --json: per-page rows")
         parser.add_argument("--worst", type=int, default=0, help="list the N worst pages")
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args:
             raise UsageError("give at least one dataset folder")
         dirs = [Path(a) for a in args]

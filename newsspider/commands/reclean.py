@@ -14,14 +14,14 @@ import argparse
 import json
 from typing import Any, ClassVar
 
-from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from newsspider.cli import NewsCommand
 from newsspider.progress import progress_bar
-from newsspider.storage import create_schema, engine_from_settings, reclean_plan, reclean_sites
+from newsspider.storage import check_database, create_schema, reclean_plan, reclean_sites
 
 
-class Command(ScrapyCommand):
+class Command(NewsCommand):
     requires_project = True
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_LEVEL": "WARNING"}
@@ -40,7 +40,7 @@ class Command(ScrapyCommand):
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
 
-    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+    def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if args:
             raise UsageError("reclean takes no arguments, only options")
         assert self.settings is not None
@@ -50,7 +50,7 @@ class Command(ScrapyCommand):
         min_RC = s.getint("RECLEAN_MIN_RC")
         if growth < 1:
             raise UsageError("RECLEAN_GROWTH must be at least 1", print_help=False)
-        engine = engine_from_settings(s)
+        engine = check_database(s)
         create_schema(engine)
         try:
             plan = reclean_plan(

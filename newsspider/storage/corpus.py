@@ -112,6 +112,15 @@ class CorpusStats:
     sites: dict[str, SiteStats] = field(default_factory=dict)
     per_day: dict[str, dict[date | None, int]] = field(default_factory=dict)
 
+    def only(self, site: str) -> CorpusStats:
+        """The figures of one site (``scrapy corpus stats --site``)."""
+        sites = {k: v for k, v in self.sites.items() if k == site}
+        return CorpusStats(
+            total=sum(s.articles for s in sites.values()),
+            sites=sites,
+            per_day={k: v for k, v in self.per_day.items() if k == site},
+        )
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "total": self.total,
