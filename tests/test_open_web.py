@@ -104,7 +104,7 @@ def test_long_list_items_and_subheadings_inside_the_body_are_kept(monkeypatch):
     at any length, without sentence punctuation."""
     step = "Whisk the eggs with the sugar until the mixture turns pale and thick"
     heading = "What the council will decide on the budget next week"
-    paragraphs = [f"<p>{LATIN} {k}</p>" for k in range(4)]
+    paragraphs = [f"<p>{LATIN * 6} {k}</p>" for k in range(4)]  # the items fall under N'min
     middle = f"<h3>{heading}</h3><ul><li>{step}</li><li>{step} again</li></ul>"
     html = latin_page("".join(paragraphs[:2]) + middle + "".join(paragraphs[2:]))
     lines = extract_article(html).text.split("\n")
