@@ -140,8 +140,12 @@ def test_a_crawl_whose_every_fetch_fails_exits_3_with_its_summary(tmp_path, db):
                     r"failed \(http_404 \d+\), \dm\d\ds; exit status 3: nothing could be fetched$",
                     line), line  # fmt: skip
     with sqlite3.connect(db.removeprefix("sqlite:///")) as conn:
-        status, pages = conn.execute("SELECT status, pages_fetched FROM crawl_runs").fetchone()
+        status, pages, exit_status, summary = conn.execute(
+            "SELECT status, pages_fetched, exit_status, summary FROM crawl_runs"
+        ).fetchone()
     assert status == "nothing_fetched" and pages > 0  # 404s are responses, not pages of news
+    assert exit_status == EXIT_NOTHING_FETCHED
+    assert summary.split(", ")[:3] == line.split(", ")[:3]  # the time may differ by a second
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +167,9 @@ def test_a_replayed_crawl_of_real_pages_exits_0_with_its_summary(demo_archive, d
     assert re.match(r"netease: 4 articles stored \(4 new, 0 updated\), 0 dropped, 0 fetches "
                     r"failed, \dm\d\ds$", line), line  # fmt: skip
     with sqlite3.connect(db.removeprefix("sqlite:///")) as conn:
-        assert conn.execute("SELECT status FROM crawl_runs").fetchone() == ("finished",)
+        row = conn.execute("SELECT status, exit_status, summary FROM crawl_runs").fetchone()
+    assert row[:2] == ("finished", EXIT_OK)
+    assert row[2].startswith("netease: 4 articles stored (4 new, 0 updated), 0 dropped")
 
 
 def test_a_crawl_that_drops_every_article_exits_5(tmp_path, db):
@@ -184,7 +190,8 @@ def test_a_crawl_that_drops_every_article_exits_5(tmp_path, db):
     assert line.startswith("netease: 0 articles stored (0 new, 0 updated), 2 dropped (Empty"), line
     assert line.endswith("exit status 5: every article was dropped"), line
     with sqlite3.connect(db.removeprefix("sqlite:///")) as conn:
-        assert conn.execute("SELECT status FROM crawl_runs").fetchone() == ("all_dropped",)
+        row = conn.execute("SELECT status, exit_status FROM crawl_runs").fetchone()
+    assert row == ("all_dropped", EXIT_ALL_DROPPED)
 
 
 # -- 3. arguments, settings, names, files, time zones -------------------------------------------

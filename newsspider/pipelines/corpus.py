@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Self
 
 from itemadapter import ItemAdapter
@@ -62,6 +63,7 @@ from newsspider.outcome import (
 from newsspider.outcome import (
     DROPPED_DATABASE,
     EXIT_ALL_DROPPED,
+    EXIT_BUG,
     EXIT_DATABASE,
     EXIT_NOTHING_FETCHED,
     by_suffix,
@@ -526,10 +528,11 @@ class CorpusPipeline:
         if self.run_id is None:
             return
         stats = self.stats.get_stats() if self.stats else {}
+        # Honest: a crawl that fetched nothing or stored nothing did not finish its job.
+        verdict = crawl_outcome(self.site, stats, storing=True, now=datetime.now(UTC))
         if status == "finished":
-            # Honest: a crawl that fetched nothing or stored nothing did not finish its job.
-            verdict = crawl_outcome(self.site, stats, storing=True)
             status = RUN_STATUS.get(verdict.status, status)
+        exit_status = verdict.status if status != "failed" else max(verdict.status, EXIT_BUG)
         with transaction(self.engine) as session:
             finish_crawl_run(
                 session,
@@ -547,6 +550,8 @@ class CorpusPipeline:
                 ),
                 retries=int(stats.get("retry/count", 0)),
                 db_retries=int(stats.get("newsspider/db_retries", 0)),
+                summary=verdict.line(),
+                exit_status=exit_status,
             )
 
 
