@@ -15,7 +15,9 @@ from newsspider.extraction.dates import (
     MAX_YEAR,
     MIN_YEAR,
     date_from_url,
+    day_first_for,
     find_date,
+    find_date_forms,
     issue_date,
     parse_datetime,
 )
@@ -329,3 +331,66 @@ def test_fixed_offset_result_compares_with_zoneinfo() -> None:
     found = find_date("2015-01-02T04:34:56+00:00", SHANGHAI)
     assert found == sh(2015, 1, 2, 12, 34, 56)
     assert found.tzinfo == timezone(timedelta(0))
+
+
+# --- find_date_forms: dates day or month first, month names (best mode, date_forms) ---
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+@pytest.mark.parametrize(
+    ("text", "day_first", "expected"),
+    [
+        # German: day first, with a dot; numeric dots are always day first
+        ("Veröffentlicht am 2. August 2019", True, (2019, 8, 2)),
+        ("Stand: 02.08.2019, 14:30 Uhr", False, (2019, 8, 2, 14, 30)),
+        ("2. Aug. 2019 um 9:05", True, (2019, 8, 2, 9, 5)),
+        ("12. März 2020", True, (2020, 3, 12)),
+        # English: month first and day first, ordinals, am/pm
+        ("August 2, 2019", False, (2019, 8, 2)),
+        ("Posted on Aug. 2nd, 2019 at 3:45 pm", False, (2019, 8, 2, 15, 45)),
+        ("Updated 12:10 am, 2 Aug 2019", True, (2019, 8, 2)),
+        ("Sunday 2 August 2019 10:02", True, (2019, 8, 2, 10, 2)),
+        ("May 5, 2019 12:30 AM", False, (2019, 5, 5, 0, 30)),
+        # French, Spanish, Portuguese, Italian
+        ("le 2 août 2019 à 14h30", True, (2019, 8, 2, 14, 30)),
+        ("Publicado el 2 de agosto de 2019", True, (2019, 8, 2)),
+        ("2 de setembro de 2021", True, (2021, 9, 2)),
+        ("2 settembre 2021 ore 10:15", True, (2021, 9, 2, 10, 15)),
+        # ambiguous numbers follow the page's order; a field over 12 settles it
+        ("06/02/2022", False, (2022, 6, 2)),
+        ("06/02/2022", True, (2022, 2, 6)),
+        ("13/06/2022", False, (2022, 6, 13)),
+        ("06/13/2022 08:00", True, (2022, 6, 13, 8, 0)),
+        # year first (the paper's pattern) still works, forum post headers included
+        ("发表于 2005-5-7 21:23", False, (2005, 5, 7, 21, 23)),
+        ("2019-08-02 then August 9, 2019", False, (2019, 8, 2)),
+        ("August 9, 2019 then 2019-08-02", False, (2019, 8, 9)),
+    ],
+)
+def test_date_forms(text, day_first, expected):
+    assert find_date_forms(text, BERLIN, day_first) == datetime(*expected, tzinfo=BERLIN)
+
+
+@pytest.mark.parametrize(
+    "text", ["no date here", "version 2.0 in May", "in 2019 and 2020", "room 12/14", "32/13/2019"]
+)
+def test_date_forms_not_dates(text):
+    assert find_date_forms(text, BERLIN, True) is None
+
+
+@pytest.mark.parametrize(
+    ("lang", "day_first"),
+    [
+        ("en-US", False),
+        ("en", False),
+        ("zh-CN", False),
+        (None, False),
+        ("en-GB", True),
+        ("de-DE", True),
+        ("fr", True),
+        ("pt_BR", True),
+    ],
+)
+def test_day_first_for(lang, day_first):
+    assert day_first_for(lang) is day_first

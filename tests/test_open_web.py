@@ -7,6 +7,9 @@ handles it, and checks that with the rule's switch off the behaviour is back
 
 from __future__ import annotations
 
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
 from newsspider.extraction import best, extract_article
 
 LATIN = (
@@ -112,3 +115,24 @@ def test_long_list_items_and_subheadings_inside_the_body_are_kept(monkeypatch):
     monkeypatch.setattr(best, "STRUCTURE_LINES", False)
     lines = extract_article(html).text.split("\n")
     assert step not in lines
+
+
+def test_datelines_in_english_and_german_forms(monkeypatch):
+    """``date_forms``: the dateline under the headline in a month-name or day-first form is
+    the publication time, with its clock time; ambiguous numbers follow ``<html lang>``."""
+    body = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    cases = [
+        ("en", "By Jane Doe | August 2, 2019 3:45 pm", datetime(2019, 8, 2, 15, 45)),
+        ("de", "Veröffentlicht am 2. August 2019, 14:30 Uhr", datetime(2019, 8, 2, 14, 30)),
+        ("en-GB", "Published 06/02/2022", datetime(2022, 2, 6)),
+        ("en-US", "Published 06/02/2022", datetime(2022, 6, 2)),
+    ]
+    for lang, line, expected in cases:
+        html = latin_page(f"<h1>Budget vote</h1><div>{line}</div>{body}").replace(
+            "<html>", f"<html lang='{lang}'>"
+        )
+        art = extract_article(html, tz="Europe/Berlin")
+        assert art.published == expected.replace(tzinfo=ZoneInfo("Europe/Berlin")), line
+        with monkeypatch.context() as off:
+            off.setattr(best, "DATE_FORMS", False)
+            assert extract_article(html, tz="Europe/Berlin").published is None

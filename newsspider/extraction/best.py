@@ -97,6 +97,16 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     story wins. When the headline is found as a block above ``block_i``, the
     ``HEADLINE_WINDOW`` text blocks under it are read first.
 
+``date_forms`` (§1.2.3)
+    The paper's pattern reads year-first dates only; sites abroad write
+    ``2. August 2019``, ``02.08.2019``, ``August 2, 2019``, ``2 Aug 2019``,
+    ``06/02/2022``. In the time windows (under the headline, near block_i and
+    block_j) any of these forms counts, with a clock time after it
+    (``3:45 pm``, ``14h30``); ambiguous numeric dates follow the page's
+    language (``<html lang>``, ``og:locale``: US English and Chinese month
+    first, the others day first). Over the whole page the year-first pattern
+    is tried first.
+
 ``meta_first`` (§1.2.3)
     Title: the paper's heading near ``block_i`` when it agrees with the
     page's ``<title>``/``og:title``; otherwise ``og:title``/JSON-LD, then the
@@ -125,7 +135,7 @@ from .blocks import (
     split_blocks,
 )
 from .blockstats import BlockStatistics, block_statistics
-from .dates import DATE_PATTERN, find_date, issue_date
+from .dates import DATE_PATTERN, day_first_for, find_date, find_date_forms, issue_date
 from .metadata import page_metadata
 from .model import ExtractedArticle
 from .paper import paper_time_blocks, paper_title
@@ -218,6 +228,8 @@ def _with_dialogs(rule: NoiseRule, substrings: tuple[str, ...]) -> NoiseRule:
     return dataclasses.replace(rule, substrings=substrings, dialogs=True)
 
 
+#: ``date_forms``: on (the ablation switches it off).
+DATE_FORMS = True
 #: ``article_anchor``: on (the ablation switches it off); the text an anchor must hold,
 #: and the share of mainblockset's text inside it below which the statistics are
 #: run again inside the anchor.
@@ -509,20 +521,33 @@ def headline_block(blockset: Blockset, title: str | None, before: int | None) ->
 
 
 def text_time(
-    blockset: Blockset, stats: BlockStatistics, tz: tzinfo, headline: int | None = None
+    blockset: Blockset,
+    stats: BlockStatistics,
+    tz: tzinfo,
+    headline: int | None = None,
+    day_first: bool = False,
 ) -> datetime | None:
     """The time in the text: under the headline (``time_after_headline``), then the paper's
-    pattern near block_i/block_j (``nonempty_window``), then page order."""
+    pattern near block_i/block_j (``nonempty_window``), then page order.
+
+    ``date_forms``: near the headline and body, dates in any common form count
+    (:func:`.dates.find_date_forms`, ``day_first`` for ambiguous numbers); over
+    the whole page the paper's year-first pattern is tried before them.
+    """
     text = blockset.text
     under_headline = []
     if headline is not None:
         under_headline = [i for i in range(headline + 1, len(text)) if text[i]][:HEADLINE_WINDOW]
     for i in under_headline + paper_time_blocks(blockset, stats, nonempty=True):
-        found = find_date(text[i], tz)
+        found = find_date_forms(text[i], tz, day_first) if DATE_FORMS else find_date(text[i], tz)
         if found is not None:
             return found
     # One regex pass over the page (blocks one per line) instead of one per block.
-    return find_date("\n".join(t for t in text if t), tz)
+    page = "\n".join(t for t in text if t)
+    found = find_date(page, tz)
+    if found is None and DATE_FORMS:
+        found = find_date_forms(page, tz, day_first)
+    return found
 
 
 def best_published(
@@ -532,6 +557,7 @@ def best_published(
     url: str | None,
     tz: tzinfo,
     title: str | None = None,
+    day_first: bool = False,
 ) -> tuple[datetime | None, str | None]:
     """``meta_first`` time choice; returns (time, source).
 
@@ -539,11 +565,24 @@ def best_published(
     to a time found in the text on the same day.
     """
     headline = headline_block(blockset, title, stats.block_i) if TIME_AFTER_HEADLINE else None
-    published, source = combine_published(text_time(blockset, stats, tz, headline), meta, url, tz)
+    found = text_time(blockset, stats, tz, headline, day_first)
+    published, source = combine_published(found, meta, url, tz)
     if published is None and ISSUE_DATES:
         published = issue_date("\n".join(t for t in blockset.text if t), tz)
         source = "text:issue" if published is not None else None
     return published, source
+
+
+def page_language(root: etree._Element) -> str | None:
+    """``date_forms``: the page's language, ``<html lang>`` else ``og:locale``."""
+    lang = root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang")
+    if lang:
+        return lang
+    locale = _XP_OG_LOCALE(root)
+    return locale or None
+
+
+_XP_OG_LOCALE = etree.XPath("string(/html/head/meta[@property='og:locale']/@content)")
 
 
 def find_anchor(root: etree._Element) -> etree._Element | None:
@@ -593,6 +632,7 @@ def anchored_textnum(blockset: Blockset, stats: BlockStatistics, textnum: list[i
 def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> ExtractedArticle:
     """The best mode on a parsed page (modifies ``root``)."""
     meta, page_title, published_meta = page_metadata(root, tz)
+    day_first = day_first_for(page_language(root)) if DATE_FORMS else False
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
     noise = noise_rule()
@@ -607,7 +647,7 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
     body = select_body(blockset, stats, textnum)
     body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)
-    published, source = best_published(blockset, stats, published_meta, url, tz, title)
+    published, source = best_published(blockset, stats, published_meta, url, tz, title, day_first)
 
     return ExtractedArticle(
         title=title,

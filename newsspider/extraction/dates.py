@@ -34,7 +34,9 @@ __all__ = [
     "MIN_YEAR",
     "PRECISIONS",
     "date_from_url",
+    "day_first_for",
     "find_date",
+    "find_date_forms",
     "issue_date",
     "parse_datetime",
     "time_precision",
@@ -298,6 +300,139 @@ def date_from_url(url: str, tz: tzinfo) -> datetime | None:
             found = _build(year, int(m["month"]), int(m["day"]), tz, hour)
             if found is not None:
                 return found
+    return None
+
+
+# --- Date forms beyond the paper's year-first pattern (best mode, ``date_forms``) ---
+
+#: Month names and abbreviations of the languages news sites abroad write in
+#: (English, German, French, Spanish, Portuguese, Italian, Dutch), lower case.
+MONTH_NAMES: dict[str, int] = {}
+for _n, _names in enumerate(
+    (
+        "january jan januar janv janvier enero ene janeiro gennaio gen januari",
+        "february feb februar févr fevr février fevrier febrero fevereiro fev febbraio februari",
+        "march mar märz maerz mär mars marzo março marco maart mrt",
+        "april apr avril avr abril aprile",
+        "may mai mayo maio maggio mag mei",
+        "june jun juni juin junio junho giugno giu",
+        "july jul juli juil juillet julio julho luglio lug",
+        "august aug août aout agosto ago augustus",
+        "september sep sept septembre septiembre setiembre setembro set settembre",
+        "october oct oktober okt octobre octubre outubro out ottobre ott",
+        "november nov novembre noviembre novembro",
+        "december dec dezember dez décembre decembre déc diciembre dic dezembro dicembre",
+    ),
+    start=1,
+):
+    for _name in _names.split():
+        MONTH_NAMES.setdefault(_name, _n)
+
+_MONTH = "|".join(sorted(MONTH_NAMES, key=len, reverse=True))
+# A clock time after a date: "August 2, 2019 at 3:45 pm", "2. August 2019, 14:30 Uhr",
+# "2 août 2019 à 14h30", "02.08.2019 - 14:30".
+_CLOCK = (
+    r"(?:[^\S\n]*(?:,|at|um|à|a las|às|alle|ore|\||-|–|—)?[^\S\n]*"
+    r"(?P<hour>\d{1,2})[:h](?P<minute>\d{2})(?![\d])(?::(?P<second>\d{2}))?"
+    r"(?:[^\S\n]*(?P<ampm>[ap]\.?\s?m\b\.?))?"
+    r"(?:[^\S\n]*(?P<offset>Z|[+-]\d{2}:?\d{2}|UTC|GMT))?)?"
+)
+#: Dates written day or month first: ``August 2, 2019``, ``Aug. 2nd 2019``,
+#: ``2 August 2019``, ``2. August 2019``, ``2 de agosto de 2019``, ``02.08.2019``,
+#: ``06/02/2022``, ``2-8-2019``, each with an optional clock time after it.
+DATE_FORMS = re.compile(
+    rf"(?:\b(?P<mname1>{_MONTH})\.?[^\S\n]+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?,?[^\S\n]+"
+    rf"(?P<y1>\d{{4}})"
+    rf"|(?<![\d.])(?P<d2>\d{{1,2}})(?:\.|st|nd|rd|th|er|º)?[^\S\n]*(?:de[^\S\n]+)?"
+    rf"(?P<mname2>{_MONTH})\.?,?[^\S\n]+(?:de[^\S\n]+)?(?P<y2>\d{{4}})"
+    rf"|(?<![\d.\-/])(?P<a>\d{{1,2}})(?P<sep>[./-])(?P<b>\d{{1,2}})(?P=sep)(?P<y3>\d{{4}}))"
+    rf"(?!\d){_CLOCK}",
+    re.IGNORECASE,
+)
+_FORM_START = re.compile(rf"\d|\b(?:{_MONTH})\b", re.IGNORECASE)
+
+#: Languages (``<html lang>``, ``og:locale``) whose numeric dates put the month
+#: first: US English (``06/02/2022`` is June 2) and Chinese (Zaobao's ``MM/DD/YYYY``).
+MONTH_FIRST_LOCALES = ("en-us", "en_us", "zh", "en-ph", "en_ph")
+#: English locales that write the day first (``en-GB``, ``en-AU`` ...).
+_DAY_FIRST_ENGLISH = re.compile(r"^en[-_](?:gb|au|nz|ie|in|za|sg|hk|my|ng|ke)", re.I)
+
+
+def day_first_for(lang: str | None) -> bool:
+    """Whether numeric slash/dash dates on a page in ``lang`` put the day first.
+
+    Dot dates (``02.08.2019``) always do; slash and dash dates do unless the
+    language is US English, bare ``en``, Chinese, or unknown (then month first).
+    A field over 12 settles the order whatever the language.
+    """
+    if not lang:
+        return False
+    lang = lang.strip().lower()
+    if _DAY_FIRST_ENGLISH.match(lang):
+        return True
+    return not (lang == "en" or lang.startswith(MONTH_FIRST_LOCALES))
+
+
+def _from_form(m: re.Match[str], tz: tzinfo, day_first: bool) -> datetime | None:
+    if m["y1"] is not None:
+        year, month, day = int(m["y1"]), MONTH_NAMES[m["mname1"].lower()], int(m["d1"])
+    elif m["y2"] is not None:
+        year, month, day = int(m["y2"]), MONTH_NAMES[m["mname2"].lower()], int(m["d2"])
+    else:
+        a, b, year = int(m["a"]), int(m["b"]), int(m["y3"])
+        if m["sep"] == "." or a > 12:
+            day, month = a, b
+        elif b > 12:
+            month, day = a, b
+        else:
+            day, month = (a, b) if day_first else (b, a)
+    date = _build(year, month, day, tz)
+    if date is None or m["hour"] is None:
+        return date
+    hour, minute = int(m["hour"]), int(m["minute"])
+    ampm = (m["ampm"] or "").lower()
+    if ampm.startswith("p") and hour < 12:
+        hour += 12
+    elif ampm.startswith("a") and hour == 12:
+        hour = 0
+    offset = m["offset"]
+    zone = UTC if offset and offset.upper() in ("UTC", "GMT") else _offset(offset, tz)
+    second = int(m["second"]) if m["second"] else 0
+    with_time = _build(year, month, day, zone, hour, minute, second)
+    return with_time if with_time is not None else date
+
+
+def find_date_forms(text: str, tz: tzinfo, day_first: bool = False) -> datetime | None:
+    """First valid date in ``text`` in any common form (best mode, ``date_forms``).
+
+    The paper's year-first pattern (:func:`find_date`) and :data:`DATE_FORMS`
+    (month names in seven languages, day- or month-first numbers); whichever
+    valid date comes first in the text wins. ``day_first`` orders ambiguous
+    slash and dash dates (:func:`day_first_for`). A clock time after the date
+    (``3:45 pm``, ``14h30``) is read with it.
+    """
+    first = _find_date_at(text, tz)
+    end = first[0] if first is not None else len(text)
+    if _FORM_START.search(text, 0, end) is not None:
+        for m in DATE_FORMS.finditer(text, 0, end):
+            found = _from_form(m, tz, day_first)
+            if found is not None:
+                return found
+    return first[1] if first is not None else None
+
+
+def _find_date_at(text: str, tz: tzinfo) -> tuple[int, datetime] | None:
+    """:func:`find_date` with the position of its match."""
+    pos = 0
+    year_start = _YEAR_START.search
+    match = DATE_PATTERN.match
+    while (s := year_start(text, pos)) is not None:
+        m = match(text, s.start())
+        if m is not None:
+            found = _from_match(m, tz)
+            if found is not None:
+                return s.start(), found
+        pos = s.start() + 1
     return None
 
 
