@@ -55,6 +55,9 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "article_anchor": lambda: patched(best, ARTICLE_ANCHOR=False),
     "link_blocks": lambda: patched(best, LINK_BLOCKS=False),
     "structure_lines": lambda: patched(best, STRUCTURE_LINES=False),
+    "ruby_annotations": lambda: patched(best, RUBY_ANNOTATIONS=False),
+    "invisible_chars": lambda: patched(best, INVISIBLE_CHARS=False),
+    "noscript_bodies": lambda: patched(best, NOSCRIPT_BODIES=False),
 }
 # Rules that change dates only (no column of the F1 table; see docs/improvements.md).
 DATE_ABLATIONS = {"date_forms": lambda: patched(best, DATE_FORMS=False)}

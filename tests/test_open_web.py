@@ -136,3 +136,31 @@ def test_datelines_in_english_and_german_forms(monkeypatch):
         with monkeypatch.context() as off:
             off.setattr(best, "DATE_FORMS", False)
             assert extract_article(html, tz="Europe/Berlin").published is None
+
+
+def test_ruby_annotations_are_not_run_into_the_text(monkeypatch):
+    """``ruby_annotations``: ``rt``/``rp`` (readings above characters) are not sentence text."""
+    sentence = "<ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>どもたちは、毎日学校へ歩いて通っています。" * 6
+    html = latin_page("".join(f"<p>{sentence}{k}</p>" for k in range(4)))
+    assert "子ども" in extract_article(html).text and "こ" not in extract_article(html).text
+    monkeypatch.setattr(best, "RUBY_ANNOTATIONS", False)
+    assert "子(こ)ども" in extract_article(html).text
+
+
+def test_soft_hyphens_and_zero_width_spaces_leave_the_text(monkeypatch):
+    """``invisible_chars``: U+00AD, U+200B, U+2060, U+FEFF are not output."""
+    marked = LATIN.replace("council", "coun\u00adcil").replace("budget", "bud\u200bget\ufeff")
+    html = latin_page("".join(f"<p>{marked} {k}</p>" for k in range(3)))
+    assert extract_article(html).text.split("\n")[0] == f"{LATIN} 0"
+    monkeypatch.setattr(best, "INVISIBLE_CHARS", False)
+    assert "\u00ad" in extract_article(html).text
+
+
+def test_a_body_only_in_noscript_is_read(monkeypatch):
+    """``noscript_bodies``: when the page's body comes out empty, the markup inside
+    ``<noscript>`` (what readers without JavaScript see) is extracted."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    html = latin_page(f"<div id='app'></div><noscript><div class='story'>{article}</div></noscript>")
+    assert extract_article(html).text.count(LATIN) == 3
+    monkeypatch.setattr(best, "NOSCRIPT_BODIES", False)
+    assert LATIN not in extract_article(html).text

@@ -28,6 +28,20 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     ``role=alertdialog``, ``aria-modal=true``), is noise too (the share rule
     of ``noise_containers`` still keeps a page wrapper).
 
+``ruby_annotations`` (§1.2.1 table 1)
+    ``rt`` and ``rp`` are type I: the reading printed above a character and
+    its fallback parentheses are not part of the sentence (子(こ)ども is 子ども).
+
+``noscript_bodies`` (§1.2.1 table 1)
+    ``noscript`` stays type I, but a page that builds its article with
+    JavaScript may give it only there: when the body comes out shorter than
+    ``NOSCRIPT_MIN_CHARS``, the page's ``noscript`` markup is extracted as a
+    page of its own.
+
+``invisible_chars`` (output)
+    Soft hyphens and zero-width spaces (U+00AD, U+200B, U+2060, U+FEFF) are
+    taken out of the body.
+
 ``links_kept`` (§1.2.1 step 2 and §1.2.2 (1))
     The paper deletes ``<a>`` with its text, which cuts linked words out of
     body sentences. Here link text is kept in the output but *not counted*
@@ -138,6 +152,7 @@ from .blockstats import BlockStatistics, block_statistics
 from .dates import DATE_PATTERN, day_first_for, find_date, find_date_forms, issue_date
 from .metadata import page_metadata
 from .model import ExtractedArticle
+from .page import parse_html
 from .paper import paper_time_blocks, paper_title
 from .title_time import best_title, combine_published, strip_spaces
 
@@ -228,6 +243,12 @@ def _with_dialogs(rule: NoiseRule, substrings: tuple[str, ...]) -> NoiseRule:
     return dataclasses.replace(rule, substrings=substrings, dialogs=True)
 
 
+#: ``ruby_annotations``, ``invisible_chars``, ``noscript_bodies``: on (the ablation switches
+#: each off); the text the page's noscript elements must hold to be read.
+RUBY_ANNOTATIONS = True
+INVISIBLE_CHARS = True
+NOSCRIPT_BODIES = True
+NOSCRIPT_MIN_CHARS = 200
 #: ``date_forms``: on (the ablation switches it off).
 DATE_FORMS = True
 #: ``article_anchor``: on (the ablation switches it off); the text an anchor must hold,
@@ -573,6 +594,60 @@ def best_published(
     return published, source
 
 
+def best_type_i(root: etree._Element) -> tuple[str, ...]:
+    """The type I elements of the best mode for this page (§1.2.1 table 1).
+
+    ``ruby_annotations``: ``rt`` and ``rp`` (the reading above a character and its
+    parentheses) are not text of the sentence: 子(こ)ども is 子ども.
+    """
+    type_i = BEST_TYPE_I
+    if RUBY_ANNOTATIONS:
+        type_i = (*type_i, "rt", "rp")
+    return type_i
+
+
+def noscript_markup(root: etree._Element) -> list[bytes]:
+    """``noscript_bodies``: the page's ``noscript`` elements that hold markup with text,
+    serialised (read only when the body comes out short)."""
+    found = []
+    for el in root.iter("noscript"):
+        if len(el) and len(_XP_ELEMENT_TEXT(el).strip()) >= NOSCRIPT_MIN_CHARS // 4:
+            found.append(etree.tostring(el, encoding="utf-8", with_tail=False))
+    return found
+
+
+_XP_ELEMENT_TEXT = etree.XPath("string(*)")
+
+
+def noscript_body(noscripts: list[bytes], url: str | None, encoding: str, tz: tzinfo) -> str:
+    """``noscript_bodies``: the body of the page's ``noscript`` markup read as a page of its own.
+
+    Pages that build the article with JavaScript may give it only inside
+    ``<noscript>``, which §1.2.1 deletes (type I): when the body comes out
+    shorter than ``NOSCRIPT_MIN_CHARS``, the noscript markup is extracted instead
+    (when it gives more).
+    """
+    html = b"<html><body>" + b"".join(noscripts) + b"</body></html>"
+    root = parse_html(html.decode("utf-8"), html)
+    if root is None:
+        return ""
+    for el in root.iter("noscript"):
+        el.tag = "div"
+    return extract_best(root, url, encoding, tz).text
+
+
+def visible_text(text: str) -> str:
+    """``invisible_chars``: soft hyphens and zero-width spaces taken out of the body."""
+    if INVISIBLE_CHARS and _INVISIBLE.search(text):
+        text = _INVISIBLE.sub("", text)
+    return text
+
+
+#: ``invisible_chars``: soft hyphen, zero-width space, word joiner, zero-width no-break space.
+#: (Zero-width joiners and non-joiners stay: they change how Persian and Indic scripts read.)
+_INVISIBLE = re.compile("[\u00ad\u200b\u2060\ufeff]")
+
+
 def page_language(root: etree._Element) -> str | None:
     """``date_forms``: the page's language, ``<html lang>`` else ``og:locale``."""
     lang = root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang")
@@ -636,9 +711,11 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
     noise = noise_rule()
+    type_i = best_type_i(root)
+    noscripts = noscript_markup(root) if NOSCRIPT_BODIES else []
     if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(root)) is not None:
         anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
-    blockset = split_blocks(mark_blocks(root, BEST_TYPE_I, BEST_TYPE_II, noise), keep_links=True)
+    blockset = split_blocks(mark_blocks(root, type_i, BEST_TYPE_II, noise), keep_links=True)
     blank_noise_containers(blockset, blockset.flagged)
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
@@ -647,13 +724,16 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
     body = select_body(blockset, stats, textnum)
     body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)
+    text = visible_text("\n".join(blockset.text[i] for i in body))
+    if noscripts and len(text) < NOSCRIPT_MIN_CHARS:
+        text = noscript_body(noscripts, url, encoding, tz) or text
     published, source = best_published(blockset, stats, published_meta, url, tz, title, day_first)
 
     return ExtractedArticle(
         title=title,
         published=published,
         published_source=source,
-        text="\n".join(blockset.text[i] for i in body),
+        text=text,
         encoding=encoding,
         mode="best",
         url=url,
