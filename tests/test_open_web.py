@@ -164,3 +164,19 @@ def test_a_body_only_in_noscript_is_read(monkeypatch):
     assert extract_article(html).text.count(LATIN) == 3
     monkeypatch.setattr(best, "NOSCRIPT_BODIES", False)
     assert LATIN not in extract_article(html).text
+
+
+def test_an_article_split_around_an_ad_slot_is_read_whole(monkeypatch):
+    """``split_bodies``: a template that cuts the article into two containers of one class
+    (each in a wrapper of its own, an ad slot between) loses neither part."""
+    first = f"<p>{LATIN * 2} first 0</p>"
+    second = "".join(f"<p>{LATIN * 2} second {k}</p>" for k in range(6))
+    article = (
+        f"<div class='wrap'><div class='story-body story-body-1'>{first}</div></div>"
+        "<div class='ad'><div>Advertisement</div></div>"
+        f"<div class='wrap'><div class='story-body story-body-2'>{second}</div></div>"
+    )
+    text = extract_article(latin_page(article)).text
+    assert text.count(" first ") == 1 and text.count(" second ") == 6
+    monkeypatch.setattr(best, "SPLIT_BODIES", False)
+    assert extract_article(latin_page(article)).text.count(" first ") == 0

@@ -72,6 +72,14 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     ``CONTAINER_RATIO`` times the ``mainblockset``'s text (then it is the page
     itself and ``mainblockset`` is kept as is).
 
+``split_bodies`` (after ``container``)
+    Templates cut one article into containers of one class around an ad slot
+    (``story-body-1``, ``story-body-2``, each maybe in a wrapper); the
+    container rule keeps the one with most of the rule-① text and loses the
+    lead. A same-tag element sharing a class token with the container, at its
+    depth under one of its ``SPLIT_LEVELS`` nearest ancestors, gives its
+    mainblockset blocks to the body.
+
 ``inner_lines`` (after ``container``)
     ``container`` keeps only blocks with sentence punctuation, which drops the
     subheadings, table cells and list items *inside* an article (an agenda,
@@ -166,6 +174,9 @@ MAX_LINK_DENSITY = 0.5
 #: or cell's ancestors the body's elements are looked for (li, ul; td, tr, tbody, table).
 STRUCTURE_LINES = True
 STRUCTURE_DEPTH = 4
+#: ``split_bodies``: on (the ablation switches it off).
+SPLIT_BODIES = True
+SPLIT_LEVELS = 3
 #: ``link_blocks``: on (the ablation switches it off).
 LINK_BLOCKS = True
 #: ``container``: give up the container when it has this many times the text
@@ -391,6 +402,57 @@ def _plausible_region(
     )
 
 
+def split_body_blocks(blockset: Blockset, region: range, main: list[int]) -> list[int]:
+    """``split_bodies``: blocks of the container's twins that hold mainblockset blocks.
+
+    Templates cut one article into containers of the same tag and class
+    (``story-body-1``, ``story-body-2`` around an ad slot, each maybe in a
+    wrapper of its own); ``container`` keeps the one with most of the text.
+    An element at the container's depth below one of its nearest
+    ``SPLIT_LEVELS`` ancestors, with its tag and a class token in common,
+    gives its blocks of mainblockset to the body.
+    """
+    code = blockset.codes[region.start] if region else -1
+    if code < 0 or code & 1:
+        return []
+    k = code >> 1
+    parent = blockset.parent
+    outside = [i for i in main if i not in region]
+    if not outside:
+        return []
+    above = []  # the container's ancestors, nearest first
+    a = parent[k]
+    while a >= 0 and len(above) < SPLIT_LEVELS:
+        above.append(a)
+        a = parent[a]
+    twins: set[int] = set()
+    for i in outside:
+        chain = []  # the block's ancestors, nearest first
+        e = blockset.element_of(i)
+        while e >= 0:
+            chain.append(e)
+            e = parent[e]
+        for depth, a in enumerate(above, start=1):
+            if a in chain:
+                at = chain.index(a) - depth
+                if at >= 0 and chain[at] != k:
+                    twins.add(chain[at])
+                break
+    if not twins:
+        return []
+    elements = blockset.elements
+    mine = elements[k]
+    tokens = set((mine.get("class") or "").split())
+    in_main = set(main)
+    extra: list[int] = []
+    for t in sorted(twins):
+        other = elements[t]
+        theirs = set((other.get("class") or "").split())
+        if other.tag == mine.tag and tokens & theirs:
+            extra.extend(i for i in blockset.block_range(t) or () if i in in_main)
+    return extra
+
+
 def inner_lines(blockset: Blockset, candidate: list[int]) -> list[int]:
     """``inner_lines``: short lines between body paragraphs that are their siblings."""
     text, link_chars, parent = blockset.text, blockset.link_chars, blockset.parent
@@ -443,6 +505,10 @@ def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) 
         keep = {i for r in stats.runs if r.rule in RULES_KEPT_AS_IS for i in r.indices}
         candidate = [i for i in region if text[i] and (i in keep or _SENTENCE.search(text[i]))]
         if _plausible_region(region, candidate, main, textnum, link_chars):
+            if SPLIT_BODIES:
+                extra = split_body_blocks(blockset, region, main)
+                if extra:
+                    candidate = sorted(set(candidate) | {i for i in extra if text[i]})
             if INNER_LINES and candidate:
                 candidate = inner_lines(blockset, candidate)
             chosen = candidate
