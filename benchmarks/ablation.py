@@ -59,6 +59,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "invisible_chars": lambda: patched(best, INVISIBLE_CHARS=False),
     "noscript_bodies": lambda: patched(best, NOSCRIPT_BODIES=False),
     "split_bodies": lambda: patched(best, SPLIT_BODIES=False),
+    "first_post": lambda: patched(best, FIRST_POST=False),
 }
 # Rules that change dates only (no column of the F1 table; see docs/improvements.md).
 DATE_ABLATIONS = {"date_forms": lambda: patched(best, DATE_FORMS=False)}

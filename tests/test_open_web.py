@@ -180,3 +180,29 @@ def test_an_article_split_around_an_ad_slot_is_read_whole(monkeypatch):
     assert text.count(" first ") == 1 and text.count(" second ") == 6
     monkeypatch.setattr(best, "SPLIT_BODIES", False)
     assert extract_article(latin_page(article)).text.count(" first ") == 0
+
+
+def test_on_a_page_of_several_posts_the_first_post_is_the_article(monkeypatch):
+    """``first_post``: a blog front page or forum thread repeats a dated post header; the
+    article, its body and its time, is the first post even when a later one is longer."""
+    shanghai = ZoneInfo("Asia/Shanghai")
+
+    def post(day: int, title: str, paragraphs: int, word: str) -> str:
+        body = "".join(f"<p>{word}{PARAGRAPH * (paragraphs // 2)}{k}</p>" for k in range(paragraphs))
+        return (
+            f"<table><tr><td class='post-name'>{title}</td>"
+            f"<td class='post-time'>2005-03-{day:02d} 01:20:44</td></tr>"
+            f"<tr><td class='post-body'>{body}</td></tr></table>"
+        )
+
+    posts = post(21, "昨天去金矿玩", 2, "金矿") + post(18, "长发剪了", 6, "长发") + post(15, "雪花", 2, "雪花")
+    html = (
+        "<html><head><title>海姑娘的博客</title></head><body>"
+        f"<div class='nav'><a href='/'>首页</a></div><div id='posts'>{posts}</div></body></html>"
+    )
+    art = extract_article(html)
+    assert art.text.count("金矿") == 2 and "长发" not in art.text
+    assert art.published == datetime(2005, 3, 21, 1, 20, 44, tzinfo=shanghai)
+    monkeypatch.setattr(best, "FIRST_POST", False)
+    art = extract_article(html)
+    assert "长发" in art.text and art.published != datetime(2005, 3, 21, 1, 20, 44, tzinfo=shanghai)

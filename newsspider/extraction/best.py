@@ -61,6 +61,14 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     than ``ANCHOR_INSIDE`` of mainblockset's text lies in it, §1.2.2 is run
     again on the blocks inside it alone.
 
+``first_post`` (after §1.2.2 rule ②, §1.2.3)
+    A blog's front page or a forum thread repeats a post header with a date
+    and time in elements of one tag and class; the article is the first
+    post, but the densest run may be a later, longer one. With ``POST_MIN``
+    such headers, the first before block_i and posts of ``ANCHOR_MIN_CHARS``
+    on average, §1.2.2 is run again on the first post alone (its body and,
+    through the time windows, its time).
+
 ``container`` (after §1.2.2 rule ②)
     The paper's ``mainblockset`` misses body paragraphs that are separated
     from the runs by several empty layout blocks (a ``<div>&nbsp;</div>``
@@ -157,7 +165,14 @@ from .blocks import (
     split_blocks,
 )
 from .blockstats import BlockStatistics, block_statistics
-from .dates import DATE_PATTERN, day_first_for, find_date, find_date_forms, issue_date
+from .dates import (
+    DATE_PATTERN,
+    day_first_for,
+    find_date,
+    find_date_forms,
+    issue_date,
+    stamp_with_time,
+)
 from .metadata import page_metadata
 from .model import ExtractedArticle
 from .page import parse_html
@@ -260,6 +275,13 @@ RUBY_ANNOTATIONS = True
 INVISIBLE_CHARS = True
 NOSCRIPT_BODIES = True
 NOSCRIPT_MIN_CHARS = 200
+#: ``first_post``: on (the ablation switches it off); how many dated post headers make a
+#: page of posts, how long a header is at most, how many blocks above the first header
+#: the first post may start (its title).
+FIRST_POST = True
+POST_MIN = 3
+POST_HEADER_MAX = 80
+POST_LEAD = 10
 #: ``date_forms``: on (the ablation switches it off).
 DATE_FORMS = True
 #: ``article_anchor``: on (the ablation switches it off); the text an anchor must hold,
@@ -770,6 +792,52 @@ def anchored_textnum(blockset: Blockset, stats: BlockStatistics, textnum: list[i
     return [n if i in region else 0 for i, n in enumerate(textnum)]
 
 
+def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -> list[int] | None:
+    """``first_post``: textnum restricted to the first post, on a page of several dated posts.
+
+    Blog front pages and forum threads repeat a post header holding a date and
+    time (``2005-03-21 01:20:44``, ``发表于 2005-5-7 21:23``) in elements of one
+    tag and class; the article is the first post. When ``POST_MIN`` such
+    headers exist, the §1.2.2 body starts after the first of them, and the
+    posts between consecutive headers hold ``ANCHOR_MIN_CHARS`` on average,
+    the statistics are run again on the first post alone (from
+    ``POST_LEAD`` blocks above its header to the second header).
+    """
+    text = blockset.text
+    block_i = stats.block_i
+    if block_i is None:
+        return None
+    stamps = [
+        i
+        for i, t in enumerate(text)
+        if t and len(t) <= POST_HEADER_MAX and stamp_with_time(t) is not None
+    ]
+    if len(stamps) < POST_MIN:
+        return None
+    elements = blockset.elements
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i in stamps:
+        k = blockset.element_of(i)
+        if k >= 0:
+            el = elements[k]
+            if el.get("class"):
+                groups.setdefault((el.tag, el.get("class")), []).append(i)
+    posts = min(
+        (g for g in groups.values() if len(g) >= POST_MIN and g[0] < block_i),
+        key=lambda g: g[0],
+        default=None,
+    )
+    if posts is None:
+        return None
+    spread = sum(textnum[posts[0] : posts[-1]]) / (len(posts) - 1)
+    if spread < ANCHOR_MIN_CHARS:
+        return None
+    window = range(max(0, posts[0] - POST_LEAD), posts[1])
+    if sum(textnum[i] for i in window) < ANCHOR_MIN_CHARS:
+        return None
+    return [n if i in window else 0 for i, n in enumerate(textnum)]
+
+
 def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> ExtractedArticle:
     """The best mode on a parsed page (modifies ``root``)."""
     meta, page_title, published_meta = page_metadata(root, tz)
@@ -786,6 +854,8 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
     if ARTICLE_ANCHOR and (anchored := anchored_textnum(blockset, stats, textnum)) is not None:
+        textnum, stats = anchored, block_statistics(anchored)
+    elif FIRST_POST and (anchored := first_post(blockset, stats, textnum)) is not None:
         textnum, stats = anchored, block_statistics(anchored)
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
     body = select_body(blockset, stats, textnum)

@@ -39,6 +39,7 @@ __all__ = [
     "find_date_forms",
     "issue_date",
     "parse_datetime",
+    "stamp_with_time",
     "time_precision",
 ]
 
@@ -204,6 +205,18 @@ def find_date(text: str, tz: tzinfo) -> datetime | None:
             found = _from_match(m, tz)
             if found is not None:
                 return found
+        pos = s.start() + 1
+    return None
+
+
+def stamp_with_time(text: str) -> re.Match[str] | None:
+    """The first match of :data:`DATE_PATTERN` in ``text`` that has a clock time, or None
+    (a post header's or comment's stamp: ``2005-03-21 01:20:44``)."""
+    pos = 0
+    while (s := _YEAR_START.search(text, pos)) is not None:
+        m = DATE_PATTERN.match(text, s.start())
+        if m is not None and m["hour"] is not None:
+            return m
         pos = s.start() + 1
     return None
 
