@@ -206,3 +206,20 @@ def test_on_a_page_of_several_posts_the_first_post_is_the_article(monkeypatch):
     monkeypatch.setattr(best, "FIRST_POST", False)
     art = extract_article(html)
     assert "长发" in art.text and art.published != datetime(2005, 3, 21, 1, 20, 44, tzinfo=shanghai)
+
+
+def test_counters_comment_forms_and_promotions_at_the_ends_are_not_body(monkeypatch):
+    """``leftover_lines``: a bare counter, a comment counter and form, a "related" heading, a
+    promotion line and a tail of scraps at the body's ends are not body."""
+    paragraphs = "".join(f"<p>{PARAGRAPH}{k}</p>" for k in range(5))
+    before = "<p>相关新闻：</p><p>扫描二维码关注我们，获取更多资讯</p>"
+    after = (
+        "<p>0人跟贴 | 0人参与</p><p>账号</p><p>密码</p><p>20,566</p>"
+        "<p>APP专享</p><p>王茜</p><p>正在加载...</p>"
+    )
+    html = latin_page(before + paragraphs + after)
+    lines = extract_article(html).text.split("\n")
+    assert lines[0].startswith(PARAGRAPH) and lines[-1] == f"{PARAGRAPH}4", lines
+    monkeypatch.setattr(best, "LEFTOVER_LINES", False)
+    lines = extract_article(html).text.split("\n")
+    assert lines[0].startswith("扫描二维码") and lines[-4:] == ["20,566", "APP专享", "王茜", "正在加载..."]

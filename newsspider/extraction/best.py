@@ -120,6 +120,16 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     outermost three at either end, are not body (also after a deck line that
     is not one: 本报记者 X 发自北京 under a subtitle).
 
+``leftover_lines`` (output, with ``edge_lines``)
+    More that is not body at the ends: a bare counter (``20,566``), a comment
+    counter or form (``0人跟贴 | 0人参与``, ``账号``, ``密码``, ``Leave a Reply``),
+    a "related" or "loading" heading (``相关新闻：``, ``Related articles``),
+    a promotion (扫描二维码, 点击投票), a clock time alone; and at the very end
+    a tail of scraps (lines of at most ``TAIL_SCRAP_CHARS`` without sentence
+    punctuation: an editor's name, ``APP专享``). The ends are trimmed again
+    after each pass (``EDGE_PASSES``), so a scrap does not shield the ones
+    behind it.
+
 ``time_after_headline`` (§1.2.3)
     The paper looks for the time in blocks i-2 … i+2; when promotion or
     comment-prompt lines stand between the dateline and the body, that
@@ -282,6 +292,8 @@ FIRST_POST = True
 POST_MIN = 3
 POST_HEADER_MAX = 80
 POST_LEAD = 10
+#: ``leftover_lines``: on (the ablation switches it off).
+LEFTOVER_LINES = True
 #: ``date_forms``: on (the ablation switches it off).
 DATE_FORMS = True
 #: ``article_anchor``: on (the ablation switches it off); the text an anchor must hold,
@@ -566,6 +578,27 @@ _EDGE_LINE = re.compile(
     r"|^[(（【\[]?\s*(?:本报|本刊|本台|本网|新华社|中新社|中新网)?(?:特约)?(?:记者|通讯员)"
     r"[^，。,.]{0,16}(?:发自|报道)"
 )
+#: ``leftover_lines``: what else a line at the body's ends is when it is not body: a bare
+#: counter (``20,566``, ``1.2万``), a comment counter or form (``0人跟贴 | 0人参与``,
+#: ``账号``, ``密码``), a "related" or "loading" heading, a promotion (扫描二维码, 点击投票).
+_LEFTOVER_LINE = re.compile(
+    r"^[\d,.\s]+(?:万|次|人|views?|reads?|comments?)?$"
+    r"|\d+\s*人(?:跟贴|参与|评论|阅读|收藏|点赞)"
+    r"|^(?:账号|帐号|密码|用户名|验证码|登录|注册|匿名发表|发表评论|发表跟贴|我要评论|网友评论"
+    r"|Name|Email|Website|Password|Log ?in|Sign ?up|Leave a (?:Reply|comment))[:：*]?$"
+    r"|^(?:相关新闻|相关阅读|相关文章|相关报道|相关视频|延伸阅读|推荐阅读|精彩推荐|精彩视频推荐|热门推荐"
+    r"|Related (?:articles?|stories|posts?|videos?|coverage)|Read more|More from)\b"
+    r"|^(?:正在加载|加载中|Loading)\s*(?:\.\.\.|…)?$|^\d{1,2}:\d{2}$"
+    r"|扫描?二维码|扫码关注|关注微信|微信公众号|下载.{0,6}客户端|点击投票|【点击",
+    re.IGNORECASE,
+)
+#: ``leftover_lines``: lines this long are never leftovers; passes over the ends.
+LEFTOVER_MAX_CHARS = 80
+EDGE_PASSES = 3
+#: ``leftover_lines``: a line this short without sentence punctuation at the very end is a
+#: scrap (an editor's name, "APP专享", "组图"); at most this many are peeled off per pass.
+TAIL_SCRAP_CHARS = 6
+TAIL_MAX_LINES = 6
 #: ``edge_lines``: lines this long are prose, never trimmed.
 EDGE_MAX_CHARS = 60
 #: ``edge_lines``: how many lines at each end are looked at.
@@ -602,6 +635,8 @@ def trim_edge_lines(blockset: Blockset, body: list[int], tz: tzinfo) -> list[int
 
     def is_edge(i: int) -> bool:
         t = text[i]
+        if LEFTOVER_LINES and len(t) <= LEFTOVER_MAX_CHARS and _LEFTOVER_LINE.search(t):
+            return True
         if len(t) > EDGE_MAX_CHARS:
             return False
         if _EDGE_LINE.search(t):
@@ -609,9 +644,20 @@ def trim_edge_lines(blockset: Blockset, body: list[int], tz: tzinfo) -> list[int
         found = find_date(t, tz)
         return found is not None and len(t) <= 30
 
-    n = len(body)
-    edges = set(range(min(EDGE_LINES, n))) | set(range(max(0, n - EDGE_LINES), n))
-    return [i for pos, i in enumerate(body) if pos not in edges or not is_edge(i)]
+    for _ in range(EDGE_PASSES if LEFTOVER_LINES else 1):
+        n = len(body)
+        edges = set(range(min(EDGE_LINES, n))) | set(range(max(0, n - EDGE_LINES), n))
+        kept = [i for pos, i in enumerate(body) if pos not in edges or not is_edge(i)]
+        if LEFTOVER_LINES:  # a tail of scraps: short lines without a sentence, or edge lines
+            while len(kept) > 1 and len(body) - len(kept) < TAIL_MAX_LINES:
+                t = text[kept[-1]]
+                if not ((len(t) <= TAIL_SCRAP_CHARS and not _SENTENCE.search(t)) or is_edge(kept[-1])):
+                    break
+                kept.pop()
+        if len(kept) == n:
+            break
+        body = kept
+    return body
 
 
 def headline_block(blockset: Blockset, title: str | None, before: int | None) -> int | None:
