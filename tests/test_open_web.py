@@ -223,3 +223,18 @@ def test_counters_comment_forms_and_promotions_at_the_ends_are_not_body(monkeypa
     monkeypatch.setattr(best, "LEFTOVER_LINES", False)
     lines = extract_article(html).text.split("\n")
     assert lines[0].startswith("扫描二维码") and lines[-4:] == ["20,566", "APP专享", "王茜", "正在加载..."]
+
+
+def test_elements_no_reader_sees_are_not_body(monkeypatch):
+    """``hidden_elements``: ``hidden``, ``display: none`` and ``visibility:hidden`` elements are
+    noise (a page wrapper holding most of the text is still kept)."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    for hidden in ("hidden", "style='display: none'", "style='visibility:hidden;color:red'"):
+        html = latin_page(f"{article}<div {hidden}><p>{OTHER[:250]}</p></div>")
+        text = extract_article(html).text
+        assert text.count(LATIN) == 3 and "Readers wrote" not in text, hidden
+        with monkeypatch.context() as off:
+            off.setattr(best, "HIDDEN_ELEMENTS", False)
+            assert "Readers wrote" in extract_article(html).text, hidden
+    wrapper = latin_page(f"<div style='display:none'>{article}</div>")
+    assert extract_article(wrapper).text.count(LATIN) == 3

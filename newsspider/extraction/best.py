@@ -42,6 +42,11 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     Soft hyphens and zero-width spaces (U+00AD, U+200B, U+2060, U+FEFF) are
     taken out of the body.
 
+``hidden_elements`` (``noise_containers``)
+    An element no reader sees (the ``hidden`` attribute, an inline
+    ``display:none`` or ``visibility:hidden``) is noise, under the same share
+    rule (a hidden page wrapper holding most of the text stays).
+
 ``links_kept`` (§1.2.1 step 2 and §1.2.2 (1))
     The paper deletes ``<a>`` with its text, which cuts linked words out of
     body sentences. Here link text is kept in the output but *not counted*
@@ -254,6 +259,8 @@ NOISE = NoiseRule(
 #: token that name a consent or cookie notice (``cmplz-cookiebanner``, ``cookie-notice``,
 #: ``onetrust-consent-sdk``, ``privacy-overview``): matched inside tokens, not as whole ones.
 CONSENT_DIALOGS = True
+#: ``hidden_elements``: on (the ablation switches it off).
+HIDDEN_ELEMENTS = True
 CONSENT_SUBSTRINGS: tuple[str, ...] = (
     "cookie",
     "consent",
@@ -267,16 +274,19 @@ CONSENT_SUBSTRINGS: tuple[str, ...] = (
 
 
 def noise_rule() -> NoiseRule | None:
-    """The noise rule in force: ``NOISE``, with ``consent_dialogs`` when that is on."""
-    if NOISE is None or not CONSENT_DIALOGS:
+    """The noise rule in force: ``NOISE``, with ``consent_dialogs`` and ``hidden_elements``
+    when they are on."""
+    if NOISE is None or not (CONSENT_DIALOGS or HIDDEN_ELEMENTS):
         return NOISE
-    return _with_dialogs(NOISE, CONSENT_SUBSTRINGS)
+    substrings = CONSENT_SUBSTRINGS if CONSENT_DIALOGS else ()
+    return _extended(NOISE, substrings, CONSENT_DIALOGS, HIDDEN_ELEMENTS)
 
 
-@functools.lru_cache(maxsize=4)
-def _with_dialogs(rule: NoiseRule, substrings: tuple[str, ...]) -> NoiseRule:
-    """``consent_dialogs``: ``rule`` plus consent tokens inside class/id and dialog roles."""
-    return dataclasses.replace(rule, substrings=substrings, dialogs=True)
+@functools.lru_cache(maxsize=8)
+def _extended(rule: NoiseRule, substrings: tuple[str, ...], dialogs: bool, hidden: bool) -> NoiseRule:
+    """``rule`` plus consent tokens inside class/id and dialog roles (``consent_dialogs``)
+    and elements no reader sees (``hidden_elements``)."""
+    return dataclasses.replace(rule, substrings=substrings, dialogs=dialogs, hidden=hidden)
 
 
 #: ``ruby_annotations``, ``invisible_chars``, ``noscript_bodies``: on (the ablation switches

@@ -274,6 +274,7 @@ class NoiseRule:
     tokens: frozenset[str]
     substrings: tuple[str, ...] = ()
     dialogs: bool = False
+    hidden: bool = False
 
     def __call__(self, el: etree._Element) -> bool:
         if el.tag in self.tags:
@@ -281,6 +282,11 @@ class NoiseRule:
         if self.dialogs and (
             (el.get("role") or "").lower() in DIALOG_ROLES
             or (el.get("aria-modal") or "").lower() == "true"
+        ):
+            return True
+        if self.hidden and (
+            el.get("hidden") is not None
+            or any(h in "".join((el.get("style") or "").split()) for h in HIDDEN_STYLES)
         ):
             return True
         cls, ident = el.get("class"), el.get("id")
@@ -296,6 +302,8 @@ class NoiseRule:
 
 #: ``role`` values of a dialog (a pop-up over the page: consent, sign-up, survey).
 DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+#: Inline styles (whitespace removed) of an element no reader sees.
+HIDDEN_STYLES = ("display:none", "visibility:hidden")
 
 
 @dataclass(slots=True)
@@ -371,6 +379,7 @@ def _stylesheet(
     type_ii: tuple[str, ...],
     noise_tags: frozenset[str] | None,
     dialogs: bool = False,
+    hidden: bool = False,
 ) -> etree.XSLT:
     """The XSLT that does §1.2.1 steps 2-3 in one C-level pass and writes the marked text.
 
@@ -390,14 +399,18 @@ def _stylesheet(
 
     span_open, span_close = (f"&#x{ord(c):X};" for c in (ATTRS_OPEN, ATTRS_CLOSE))
     has_attrs = "@class or @id"
-    dialog_token = ""
+    flagged = []
     if dialogs:  # a dialog writes the noise token in its span (NoiseRule.dialogs)
-        is_dialog = " or ".join(
-            [f"@role='{role}'" for role in sorted(DIALOG_ROLES)] + ["@aria-modal='true'"]
-        )
-        has_attrs += f" or {is_dialog}"
+        flagged += [f"@role='{role}'" for role in sorted(DIALOG_ROLES)] + ["@aria-modal='true'"]
+    if hidden:  # so does an element no reader sees (NoiseRule.hidden)
+        style = "translate(@style, ' &#9;&#10;&#13;', '')"
+        flagged += ["@hidden"] + [f"contains({style}, '{h}')" for h in HIDDEN_STYLES]
+    dialog_token = ""
+    if flagged:
+        is_flagged = " or ".join(flagged)
+        has_attrs += f" or {is_flagged}"
         dialog_token = (
-            f'<xsl:if test="{is_dialog}"><xsl:text> </xsl:text>&#x{ord(_TAG_NOISE):X};</xsl:if>'
+            f'<xsl:if test="{is_flagged}"><xsl:text> </xsl:text>&#x{ord(_TAG_NOISE):X};</xsl:if>'
         )
     attr_span = (
         f'{span_open}<xsl:value-of select="@id"/><xsl:text> </xsl:text>'
@@ -469,6 +482,7 @@ def mark_blocks(
             type_ii,
             noise.tags if noise is not None else None,
             noise is not None and noise.dialogs,
+            noise is not None and noise.hidden,
         )
         text = str(xslt(root))
     except etree.XSLTApplyError:  # template recursion limit: a tree deeper than lxml parses
