@@ -811,21 +811,22 @@ def find_anchor(root: etree._Element) -> etree._Element | None:
     holding the first ``<h1>``; else the only outermost ``<article>``. Only type II
     elements qualify (they are the ones blocks know).
     """
-    for el in _XP_ARTICLE_BODY(root):
-        if el.tag in BEST_TYPE_II:
+    found = _XP_ANCHORS(root)  # one scan of the tree, document order
+    for el in found:
+        if el.get("itemprop") == "articleBody" and el.tag in BEST_TYPE_II:
             return el
-    outer = [a for a in root.iter("article") if not _XP_IN_ARTICLE(a)]
+    outer = [a for a in found if a.tag == "article" and not _XP_IN_ARTICLE(a)]
     if not outer:
         return None
-    h1 = next(root.iter("h1"), None)
-    if h1 is not None:
+    h1 = next((el for el in found if el.tag == "h1"), None)
+    if h1 is not None and _XP_IN_ARTICLE(h1):
         for a in outer:
-            if _XP_IN_ARTICLE(h1) and a in h1.iterancestors("article"):
+            if a in h1.iterancestors("article"):
                 return a
     return outer[0] if len(outer) == 1 else None
 
 
-_XP_ARTICLE_BODY = etree.XPath("//*[@itemprop='articleBody']")
+_XP_ANCHORS = etree.XPath("//*[@itemprop='articleBody'] | //article | //h1")
 _XP_IN_ARTICLE = etree.XPath("boolean(ancestor::article)")
 
 
@@ -866,7 +867,7 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
     stamps = [
         i
         for i, t in enumerate(text)
-        if t and len(t) <= POST_HEADER_MAX and stamp_with_time(t) is not None
+        if t and len(t) <= POST_HEADER_MAX and (":" in t or "：" in t) and stamp_with_time(t)
     ]
     if len(stamps) < POST_MIN:
         return None

@@ -460,6 +460,12 @@ def _stylesheet(
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _substring_pattern(substrings: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for :attr:`NoiseRule.substrings` (a C-level search per span)."""
+    return re.compile("|".join(map(re.escape, substrings)))
+
+
 def mark_blocks(
     root: etree._Element,
     type_i: tuple[str, ...] = TYPE_I,
@@ -490,18 +496,23 @@ def mark_blocks(
     noisy: list[int] = []
     if noise is not None and ATTRS_OPEN in text:
         # One tokenisation of every attribute span; " \x00 " counts the spans.
-        tokens = " \x00 ".join(_ATTR_SPAN.findall(text)).lower().split()
+        spans = _ATTR_SPAN.findall(text)
+        joined = " \x00 ".join(spans).lower()
+        tokens = joined.split()
         flags = noise.tokens | {_TAG_NOISE}
-        parts = noise.substrings
-        if not flags.isdisjoint(tokens) or (parts and noise.has_substring(tokens)):
+        if not flags.isdisjoint(tokens):
             span = 0
             for token in tokens:
                 if token == "\x00":
                     span += 1
-                elif (token in flags or (parts and any(p in token for p in parts))) and (
-                    not noisy or noisy[-1] != span
-                ):
+                elif token in flags and (not noisy or noisy[-1] != span):
                     noisy.append(span)
+        if noise.substrings:
+            parts = _substring_pattern(noise.substrings)
+            if parts.search(joined) is not None:
+                noisy = sorted(
+                    set(noisy) | {j for j, a in enumerate(spans) if parts.search(a.lower())}
+                )
     anchor_span = -1
     if noise is not None and (at := text.find(ANCHOR_TOKEN)) >= 0:
         anchor_span = text.count(ATTRS_OPEN, 0, at) - 1

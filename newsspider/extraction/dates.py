@@ -362,7 +362,10 @@ DATE_FORMS = re.compile(
     rf"(?!\d){_CLOCK}",
     re.IGNORECASE,
 )
-_FORM_START = re.compile(rf"\d|\b(?:{_MONTH})\b", re.IGNORECASE)
+_FORM_YEAR = re.compile(r"(?<!\d)(?:19|20|21)\d\d(?!\d)")
+#: How far before its year a date form may start (``Wednesday, 23. September 2019``'s
+#: month and day), and how far its clock time may run after.
+_FORM_REACH = 32
 
 #: Languages (``<html lang>``, ``og:locale``) whose numeric dates put the month
 #: first: US English (``06/02/2022`` is June 2) and Chinese (Zaobao's ``MM/DD/YYYY``).
@@ -426,11 +429,19 @@ def find_date_forms(text: str, tz: tzinfo, day_first: bool = False) -> datetime 
     """
     first = _find_date_at(text, tz)
     end = first[0] if first is not None else len(text)
-    if _FORM_START.search(text, 0, end) is not None:
-        for m in DATE_FORMS.finditer(text, 0, end):
-            found = _from_form(m, tz, day_first)
-            if found is not None:
-                return found
+    # Every form ends with a four-digit year: look for years (a C-level scan), then
+    # try the forms in a short window before each one.
+    done = 0
+    for y in _FORM_YEAR.finditer(text, 0, end):
+        start = max(done, y.start() - _FORM_REACH)
+        for m in DATE_FORMS.finditer(text, start, min(len(text), y.end() + _FORM_REACH)):
+            if m.start() >= y.start():
+                break
+            if (m["y1"] or m["y2"] or m["y3"]) is not None:
+                found = _from_form(m, tz, day_first)
+                if found is not None:
+                    return found
+        done = y.end()
     return first[1] if first is not None else None
 
 
