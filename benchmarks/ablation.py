@@ -57,6 +57,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "link_blocks": lambda: patched(best, LINK_BLOCKS=False),
     "structure_lines": lambda: patched(best, STRUCTURE_LINES=False),
     "ruby_annotations": lambda: patched(best, RUBY_ANNOTATIONS=False),
+    "math_sources": lambda: patched(best, MATH_SOURCES=False),
     "invisible_chars": lambda: patched(best, INVISIBLE_CHARS=False),
     "noscript_bodies": lambda: patched(best, NOSCRIPT_BODIES=False),
     "split_bodies": lambda: patched(best, SPLIT_BODIES=False),

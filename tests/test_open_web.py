@@ -108,10 +108,14 @@ def test_long_list_items_and_subheadings_inside_the_body_are_kept(monkeypatch):
     step = "Whisk the eggs with the sugar until the mixture turns pale and thick"
     heading = "What the council will decide on the budget next week"
     paragraphs = [f"<p>{LATIN * 6} {k}</p>" for k in range(4)]  # the items fall under N'min
-    middle = f"<h3>{heading}</h3><ul><li>{step}</li><li>{step} again</li></ul>"
+    middle = (
+        f"<h3>{heading}</h3><ul><li>{step}</li><li>{step} again</li></ul>"
+        "<h2>Reactions from the opposition<a href='#edit'>[edit]</a></h2>"
+    )
     html = latin_page("".join(paragraphs[:2]) + middle + "".join(paragraphs[2:]))
     lines = extract_article(html).text.split("\n")
     assert heading in lines and step in lines and f"{step} again" in lines
+    assert "Reactions from the opposition[edit]" in lines  # a heading may hold a link
     monkeypatch.setattr(best, "STRUCTURE_LINES", False)
     lines = extract_article(html).text.split("\n")
     assert step not in lines
@@ -238,3 +242,16 @@ def test_elements_no_reader_sees_are_not_body(monkeypatch):
             assert "Readers wrote" in extract_article(html).text, hidden
     wrapper = latin_page(f"<div style='display:none'>{article}</div>")
     assert extract_article(wrapper).text.count(LATIN) == 3
+
+
+def test_a_formulas_tex_source_is_not_read_beside_it(monkeypatch):
+    """``math_sources``: MathML ``annotation`` (a formula's TeX) is type I."""
+    formula = (
+        "<math><semantics><mi>x</mi>"
+        "<annotation encoding='application/x-tex'>{\\displaystyle x}</annotation>"
+        "</semantics></math>"
+    )
+    html = latin_page("".join(f"<p>{LATIN} {formula} {k}</p>" for k in range(3)))
+    assert "displaystyle" not in extract_article(html).text
+    monkeypatch.setattr(best, "MATH_SOURCES", False)
+    assert "displaystyle" in extract_article(html).text

@@ -32,6 +32,10 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     ``rt`` and ``rp`` are type I: the reading printed above a character and
     its fallback parentheses are not part of the sentence (子(こ)ども is 子ども).
 
+``math_sources`` (§1.2.1 table 1)
+    MathML ``annotation`` and ``annotation-xml`` are type I: a formula's TeX
+    source is not text beside the formula.
+
 ``noscript_bodies`` (§1.2.1 table 1)
     ``noscript`` stays type I, but a page that builds its article with
     JavaScript may give it only there: when the body comes out shorter than
@@ -292,6 +296,7 @@ def _extended(rule: NoiseRule, substrings: tuple[str, ...], dialogs: bool, hidde
 #: ``ruby_annotations``, ``invisible_chars``, ``noscript_bodies``: on (the ablation switches
 #: each off); the text the page's noscript elements must hold to be read.
 RUBY_ANNOTATIONS = True
+MATH_SOURCES = True
 INVISIBLE_CHARS = True
 NOSCRIPT_BODIES = True
 NOSCRIPT_MIN_CHARS = 200
@@ -507,7 +512,12 @@ def inner_lines(blockset: Blockset, candidate: list[int]) -> list[int]:
     for i in range(candidate[0], candidate[-1] + 1):
         if i in inside:
             out.append(i)
-        elif STRUCTURE_LINES and text[i] and not link_chars[i] and is_structure(blockset, i, levels):
+        elif (
+            STRUCTURE_LINES
+            and text[i]
+            and (not link_chars[i] or blockset.heading(i))  # "Heading[edit]": a link in it
+            and is_structure(blockset, i, levels)
+        ):
             out.append(i)
         elif text[i] and not link_chars[i] and len(text[i]) <= INNER_MAX:
             k = blockset.element_of(i)
@@ -738,15 +748,19 @@ def best_published(
     return published, source
 
 
-def best_type_i(root: etree._Element) -> tuple[str, ...]:
+def best_type_i() -> tuple[str, ...]:
     """The type I elements of the best mode for this page (§1.2.1 table 1).
 
     ``ruby_annotations``: ``rt`` and ``rp`` (the reading above a character and its
     parentheses) are not text of the sentence: 子(こ)ども is 子ども.
+    ``math_sources``: a MathML formula's ``annotation`` (its TeX source) is not
+    read beside the formula.
     """
     type_i = BEST_TYPE_I
     if RUBY_ANNOTATIONS:
         type_i = (*type_i, "rt", "rp")
+    if MATH_SOURCES:
+        type_i = (*type_i, "annotation", "annotation-xml")
     return type_i
 
 
@@ -902,7 +916,7 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
     noise = noise_rule()
-    type_i = best_type_i(root)
+    type_i = best_type_i()
     noscripts = noscript_markup(root) if NOSCRIPT_BODIES else []
     if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(root)) is not None:
         anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
