@@ -62,6 +62,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "noscript_bodies": lambda: patched(best, NOSCRIPT_BODIES=False),
     "split_bodies": lambda: patched(best, SPLIT_BODIES=False),
     "first_post": lambda: patched(best, FIRST_POST=False),
+    "comment_threads": lambda: patched(best, COMMENT_THREADS=False),
     "leftover_lines": lambda: patched(best, LEFTOVER_LINES=False),
 }
 # Rules that change dates only (no column of the F1 table; see docs/improvements.md).

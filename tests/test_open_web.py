@@ -255,3 +255,20 @@ def test_a_formulas_tex_source_is_not_read_beside_it(monkeypatch):
     assert "displaystyle" not in extract_article(html).text
     monkeypatch.setattr(best, "MATH_SOURCES", False)
     assert "displaystyle" in extract_article(html).text
+
+
+def test_a_post_of_short_lines_above_a_longer_comment_thread(monkeypatch):
+    """``comment_threads``: when block_i falls among short dated entries (reader comments),
+    the article is what stands above the first of them."""
+    lines = "".join(f"<p>一波波接續性低溫寒流報到 已將新竹尖石鄉後山一帶層層山巒披上嫣紅的彩衣{k}</p>" for k in range(12))
+    comments = "".join(
+        f"<ul><li class='post-info'>#{k} 讀者{k} 於 2013/12/28 10:{k:02d}</li>"
+        f"<li class='post-text'>露營兼賞楓，好棒的生活，每每分享藍天大哥捕捉的鏡頭，總是特別的吸引目光，真得好美。</li>"
+        f"<li class='post-text'>對了，我家女兒說，伯伯的露營餐點看起來好豐盛喔，下次也想一起去。</li></ul>"
+        for k in range(12)
+    )
+    html = latin_page(f"<div class='article'>{lines}</div><div class='thread'>{comments}</div>")
+    text = extract_article(html).text
+    assert text.count("寒流報到") == 12 and "好棒的生活" not in text
+    monkeypatch.setattr(best, "COMMENT_THREADS", False)
+    assert "好棒的生活" in extract_article(html).text

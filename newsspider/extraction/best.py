@@ -78,6 +78,13 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     on average, §1.2.2 is run again on the first post alone (its body and,
     through the time windows, its time).
 
+``comment_threads`` (after §1.2.2 rule ②, with ``first_post``)
+    When the dated entries of such a group are short (under
+    ``ANCHOR_MIN_CHARS`` apart on average) and block_i falls among them, they
+    are reader comments that outweighed the article (a post of short lines
+    under a long thread whose class names no comment section): §1.2.2 is run
+    again on the blocks above the first entry.
+
 ``container`` (after §1.2.2 rule ②)
     The paper's ``mainblockset`` misses body paragraphs that are separated
     from the runs by several empty layout blocks (a ``<div>&nbsp;</div>``
@@ -304,6 +311,8 @@ NOSCRIPT_MIN_CHARS = 200
 #: page of posts, how long a header is at most, how many blocks above the first header
 #: the first post may start (its title).
 FIRST_POST = True
+#: ``comment_threads``: on (the ablation switches it off).
+COMMENT_THREADS = True
 POST_MIN = 3
 POST_HEADER_MAX = 80
 POST_LEAD = 10
@@ -873,6 +882,10 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
     posts between consecutive headers hold ``ANCHOR_MIN_CHARS`` on average,
     the statistics are run again on the first post alone (from
     ``POST_LEAD`` blocks above its header to the second header).
+
+    ``comment_threads``: when the entries are shorter than that on average,
+    they are comments, and textnum is restricted to the blocks above the first
+    (when those hold ``ANCHOR_MIN_CHARS``).
     """
     text = blockset.text
     block_i = stats.block_i
@@ -894,7 +907,7 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
             if el.get("class"):
                 groups.setdefault((el.tag, el.get("class")), []).append(i)
     posts = min(
-        (g for g in groups.values() if len(g) >= POST_MIN and g[0] < block_i),
+        (g for g in groups.values() if len(g) >= POST_MIN and g[0] <= block_i),
         key=lambda g: g[0],
         default=None,
     )
@@ -902,6 +915,12 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
         return None
     spread = sum(textnum[posts[0] : posts[-1]]) / (len(posts) - 1)
     if spread < ANCHOR_MIN_CHARS:
+        # comment_threads: short dated entries around block_i are a thread of comments,
+        # and the article is what stands above the first of them
+        if not COMMENT_THREADS or sum(textnum[: posts[0]]) < ANCHOR_MIN_CHARS:
+            return None
+        return textnum[: posts[0]] + [0] * (len(textnum) - posts[0])
+    if not FIRST_POST:
         return None
     window = range(max(0, posts[0] - POST_LEAD), posts[1])
     if sum(textnum[i] for i in window) < ANCHOR_MIN_CHARS:
@@ -926,7 +945,9 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     stats = block_statistics(textnum)
     if ARTICLE_ANCHOR and (anchored := anchored_textnum(blockset, stats, textnum)) is not None:
         textnum, stats = anchored, block_statistics(anchored)
-    elif FIRST_POST and (anchored := first_post(blockset, stats, textnum)) is not None:
+    elif (FIRST_POST or COMMENT_THREADS) and (
+        anchored := first_post(blockset, stats, textnum)
+    ) is not None:
         textnum, stats = anchored, block_statistics(anchored)
     title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
     body = select_body(blockset, stats, textnum)
