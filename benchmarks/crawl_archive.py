@@ -598,7 +598,7 @@ def child_main(cfg_path: Path) -> None:
         "CONCURRENT_REQUESTS_PER_DOMAIN": n,
         "DEPTH_LIMIT": 0,
         "LOG_LEVEL": "INFO",
-        "LOGSTATS_INTERVAL": 30.0,
+        "PROGRESS_LOG_INTERVAL": 30.0,
         "INCREMENTAL": False,
     }
     if cfg["mode"] == "bare":
