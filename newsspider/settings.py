@@ -114,3 +114,9 @@ CONCURRENT_ITEMS = 8
 PROGRESS_BAR = True  # the live status line on a terminal; False: the log lines instead
 PROGRESS_LOG_INTERVAL = 60.0  # seconds between status log lines; 0 = none
 LOGSTATS_INTERVAL = 0.0  # Scrapy's LogStats line: off, CrawlProgress logs the same and more
+
+# The web view, `scrapy corpus serve` (newsspider/web/, docs/web.md): read-only, on
+# 127.0.0.1 unless told otherwise (any other address is served with a warning).
+WEB_HOST = "127.0.0.1"
+WEB_PORT = 8000
+WEB_TOKEN = None  # an access token the pages require (also $NEWSSPIDER_WEB_TOKEN); None: none

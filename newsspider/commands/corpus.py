@@ -29,8 +29,9 @@ from newsspider.progress import progress_bar, stderr_is_terminal
 from newsspider.sites import SITES
 from newsspider.storage import Article, Corpus, check_database, index_missing
 from newsspider.storage.corpus import DEFAULT_TZ, EXPORT_COLUMNS, EXPORT_FORMATS, utc_day_bounds
+from newsspider.web import serve
 
-ACTIONS = ("search", "show", "export", "stats")
+ACTIONS = ("search", "show", "export", "stats", "serve")
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -65,7 +66,7 @@ class Command(NewsCommand):
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return "search QUERY | show ID|URL | export | stats  [options]"
+        return "search QUERY | show ID|URL | export | stats | serve  [options]"
 
     def short_desc(self) -> str:
         return "Search, show, export or count the stored articles"
@@ -74,7 +75,8 @@ class Command(NewsCommand):
         return (
             "search QUERY: full-text search (Chinese works; any length); "
             "show ID|URL: one article; export --format jsonl|csv [-o FILE]: every stored "
-            "field, streamed; stats: articles per site and day, newest article, line tables. "
+            "field, streamed; stats: articles per site and day, newest article, line tables; "
+            "serve [--host H] [--port P] [--token T]: the corpus in the browser, read-only. "
             "Dates: YYYY-MM-DD or ISO 8601; without an offset they are read in --tz."
         )
 
@@ -93,11 +95,17 @@ class Command(NewsCommand):
         parser.add_argument(
             "--days", type=int, default=30, help="stats: latest days listed (0: all)"
         )
+        parser.add_argument("--host", default=None, help="serve: bind address (WEB_HOST)")
+        parser.add_argument("--port", type=int, default=None, help="serve: port (WEB_PORT)")
+        parser.add_argument("--token", default=None, help="serve: access token (WEB_TOKEN)")
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or args[0] not in ACTIONS:
             raise UsageError(f"give an action: {', '.join(ACTIONS)}")
         action, rest = args[0], args[1:]
+        if action == "serve":
+            self._serve(rest, opts)
+            return
         time_zone(opts.tz)
         if opts.site is not None and opts.site not in SITES:
             raise UserError(f"unknown site {opts.site!r}; the sites are: {', '.join(SITES)}")
@@ -130,6 +138,22 @@ class Command(NewsCommand):
             self._stats(corpus, opts)
 
     # -- actions ----------------------------------------------------------------------
+
+    def _serve(self, rest: list[str], opts: argparse.Namespace) -> None:
+        """The read-only web view (``newsspider/web``); never creates or migrates tables."""
+        if rest:
+            raise UsageError("serve takes no arguments, only --host, --port and --token")
+        assert self.settings is not None
+        port = opts.port if opts.port is not None else self.settings.getint("WEB_PORT")
+        if not 0 < port < 65536:
+            raise UsageError(f"--port must be from 1 to 65535, not {port}", print_help=False)
+        serve(
+            self.settings.get("DATABASE_URL"),
+            host=opts.host or self.settings.get("WEB_HOST"),
+            port=port,
+            token=opts.token or self.settings.get("WEB_TOKEN"),
+            busy_timeout=self.settings.getfloat("NEWS_DB_BUSY_TIMEOUT"),
+        )
 
     def _search(
         self,

@@ -1,0 +1,282 @@
+"""Read-only queries of the web view (``newsspider/web/``): a read-only engine, articles per
+day, crawl runs and the health warnings of the last nightly runs.
+
+Search and single articles go through :class:`~newsspider.storage.Corpus` as everywhere;
+this module adds what only the dashboard needs, each function one or two parameterised
+statements returning plain values, so the web package never sees SQLAlchemy.
+
+:func:`readonly_engine` is the web view's engine and the first of its safety measures: on
+SQLite the file is opened with ``mode=ro`` (the SQLite library itself refuses every write)
+plus ``PRAGMA query_only``; on PostgreSQL every transaction of the session is ``READ ONLY``
+(``default_transaction_read_only``), so a write fails in the server whatever the SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import Engine, create_engine, event, func, inspect, select
+from sqlalchemy.engine import make_url
+
+from newsspider.errors import UserError
+from newsspider.sites import SITES
+
+from .engine import CONNECT_TIMEOUT
+from .models import Article, CrawlRun, NightlyRun
+
+__all__ = [
+    "CrawlRunRow",
+    "NightlyWarnings",
+    "ReadOnlyDatabaseError",
+    "article_days",
+    "crawl_runs",
+    "has_column",
+    "nightly_warnings",
+    "readonly_engine",
+    "texts",
+]
+
+logger = logging.getLogger(__name__)
+
+ARTICLES = Article.__table__
+#: Zone of the per-day figures of a site missing from the site table (as ``corpus.py``).
+DEFAULT_TZ = "Asia/Shanghai"
+
+
+class ReadOnlyDatabaseError(UserError):
+    """The database cannot be opened for the web view (missing file, no corpus tables)."""
+
+
+def readonly_engine(url: str, *, busy_timeout: float) -> Engine:
+    """An engine on ``url`` that cannot write.
+
+    SQLite: ``file:<path>?mode=ro`` as a URI, and ``PRAGMA query_only=ON`` on every
+    connection; the journal mode is left as it is (WAL, set by the writers). A missing
+    file is an error here rather than a new empty database. PostgreSQL:
+    ``default_transaction_read_only=on`` for the session, so every transaction is
+    ``READ ONLY``. Not cached: the web app makes one and keeps it.
+    """
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        database = parsed.database or ""
+        if not database or database == ":memory:" or database.startswith("file:"):
+            raise ReadOnlyDatabaseError(f"the web view needs a SQLite file, not {database!r}")
+        path = Path(database).expanduser().resolve()
+        if not path.is_file():
+            raise ReadOnlyDatabaseError(f"no database at {path}")
+        ro = parsed.set(database=f"file:{path}?mode=ro", query={"uri": "true"})
+        engine = create_engine(ro, connect_args={"timeout": busy_timeout})
+
+        @event.listens_for(engine, "connect")
+        def _read_only(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            try:
+                cursor.execute("PRAGMA query_only=ON")
+                cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+            finally:
+                cursor.close()
+
+    elif backend == "postgresql":
+        engine = create_engine(
+            parsed,
+            pool_pre_ping=True,
+            connect_args={
+                "connect_timeout": CONNECT_TIMEOUT,
+                "options": "-c default_transaction_read_only=on",
+            },
+        )
+    else:
+        raise ReadOnlyDatabaseError(f"the web view supports SQLite and PostgreSQL, not {backend}")
+    if not inspect(engine).has_table("articles"):
+        engine.dispose()
+        raise ReadOnlyDatabaseError(
+            "the database holds no corpus (no articles table): crawl or run scrapy demo first"
+        )
+    return engine
+
+
+def has_column(engine: Engine, table: str, column: str) -> bool:
+    """Does ``table`` have ``column`` (e.g. ``articles.story_id`` once stories exist)?"""
+    insp = inspect(engine)
+    if not insp.has_table(table):
+        return False
+    return any(c["name"] == column for c in insp.get_columns(table))
+
+
+def texts(engine: Engine, ids: list[int]) -> dict[int, tuple[str | None, str]]:
+    """``{id: (title, content)}`` of these articles (snippets and relevance of a page of
+    hits: at most a few hundred ids, one statement)."""
+    if not ids:
+        return {}
+    stmt = select(ARTICLES.c.id, ARTICLES.c.title, ARTICLES.c.content).where(
+        ARTICLES.c.id.in_(ids)
+    )
+    with engine.connect() as conn:
+        return {r.id: (r.title, r.content or "") for r in conn.execute(stmt)}
+
+
+def _zone(site: str) -> ZoneInfo:
+    return SITES[site].zone if site in SITES else ZoneInfo(DEFAULT_TZ)
+
+
+def _utc_hour(engine: Engine, col: Any) -> Any:
+    if engine.dialect.name == "postgresql":
+        return func.date_trunc("hour", func.timezone("UTC", col))
+    return func.strftime("%Y-%m-%d %H", col)  # SQLite stores the UTC wall time
+
+
+def article_days(engine: Engine, since: datetime, until: datetime) -> dict[str, dict[date, int]]:
+    """Articles per site and site-local publication day, published in ``[since, until)``.
+
+    Grouped in SQL by site and UTC hour over the ``published`` index's range, then moved
+    to each site's zone in Python (as ``Corpus.stats``): exact for whole-hour offsets.
+    """
+    hour = _utc_hour(engine, ARTICLES.c.published)
+    stmt = (
+        select(ARTICLES.c.site, hour, func.count())
+        .where(ARTICLES.c.published >= since.astimezone(UTC))
+        .where(ARTICLES.c.published < until.astimezone(UTC))
+        .group_by(ARTICLES.c.site, hour)
+    )
+    out: dict[str, dict[date, int]] = {}
+    with engine.connect() as conn:
+        for site, bucket, n in conn.execute(stmt):
+            if isinstance(bucket, str):
+                bucket = datetime.strptime(bucket, "%Y-%m-%d %H")
+            day = bucket.replace(tzinfo=UTC).astimezone(_zone(site)).date()
+            days = out.setdefault(site, {})
+            days[day] = days.get(day, 0) + n
+    return {site: dict(sorted(days.items())) for site, days in sorted(out.items())}
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlRunRow:
+    """One ``crawl_runs`` row as the dashboard shows it (reasons decoded from JSON)."""
+
+    id: int
+    site: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    pages_fetched: int
+    items_new: int
+    items_updated: int
+    items_dropped: int
+    drop_reasons: dict[str, int]
+    fetch_failures: int
+    fetch_failure_reasons: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "site": self.site,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "status": self.status,
+            "pages_fetched": self.pages_fetched,
+            "items_new": self.items_new,
+            "items_updated": self.items_updated,
+            "items_dropped": self.items_dropped,
+            "drop_reasons": self.drop_reasons,
+            "fetch_failures": self.fetch_failures,
+            "fetch_failure_reasons": self.fetch_failure_reasons,
+        }
+
+
+def _reasons(text: str | None) -> dict[str, int]:
+    if not text:
+        return {}
+    try:
+        return {str(k): int(v) for k, v in json.loads(text).items()}
+    except (ValueError, TypeError, AttributeError):
+        return {}
+
+
+def crawl_runs(engine: Engine, since: datetime) -> list[CrawlRunRow]:
+    """The crawls that started at or after ``since``, oldest first."""
+    c = CrawlRun.__table__.c
+    stmt = (
+        select(
+            c.id, c.site, c.started_at, c.finished_at, c.status, c.pages_fetched, c.items_new,
+            c.items_updated, c.items_dropped, c.drop_reasons, c.fetch_failures,
+            c.fetch_failure_reasons,
+        )
+        .where(c.started_at >= since.astimezone(UTC))
+        .order_by(c.started_at, c.id)
+    )  # fmt: skip
+    with engine.connect() as conn:
+        return [
+            CrawlRunRow(
+                id=r.id,
+                site=r.site,
+                started_at=r.started_at,
+                finished_at=r.finished_at,
+                status=r.status,
+                pages_fetched=r.pages_fetched or 0,
+                items_new=r.items_new or 0,
+                items_updated=r.items_updated or 0,
+                items_dropped=r.items_dropped or 0,
+                drop_reasons=_reasons(r.drop_reasons),
+                fetch_failures=r.fetch_failures or 0,
+                fetch_failure_reasons=_reasons(r.fetch_failure_reasons),
+            )
+            for r in conn.execute(stmt)
+        ]
+
+
+@dataclass(frozen=True, slots=True)
+class NightlyWarnings:
+    """One nightly run and the ``WARNING`` lines of its stored report."""
+
+    id: int
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    exit_code: int | None
+    sites: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "sites": self.sites,
+            "warnings": self.warnings,
+        }
+
+
+def nightly_warnings(engine: Engine, runs: int) -> list[NightlyWarnings]:
+    """The last ``runs`` nightly runs, newest first, each with its report's WARNING lines."""
+    c = NightlyRun.__table__.c
+    stmt = (
+        select(c.id, c.started_at, c.finished_at, c.status, c.exit_code, c.sites, c.report)
+        .order_by(c.id.desc())
+        .limit(runs)
+    )
+    with engine.connect() as conn:
+        return [
+            NightlyWarnings(
+                id=r.id,
+                started_at=r.started_at,
+                finished_at=r.finished_at,
+                status=r.status,
+                exit_code=r.exit_code,
+                sites=[s for s in (r.sites or "").split(",") if s],
+                warnings=[
+                    line.strip()[len("WARNING ") :]
+                    for line in (r.report or "").splitlines()
+                    if line.strip().startswith("WARNING ")
+                ],
+            )
+            for r in conn.execute(stmt)
+        ]

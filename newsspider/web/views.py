@@ -1,0 +1,338 @@
+"""What the pages show, as plain values: parameters checked, search pages ranked and cut,
+an article's removed lines, the dashboard's series. No HTTP here (``app.py``) and no SQL
+(``newsspider.storage``), so each piece is tested on its own.
+
+Every parameter error is a :class:`BadParameter` whose message names the parameter and what
+it accepts; the app answers it with a 400.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from newsspider.sites import SITES
+from newsspider.storage import Article, Corpus, Engine
+from newsspider.storage.corpus import DEFAULT_TZ, utc_day_bounds
+from newsspider.storage.fts import make_snippet, normalize_query
+from newsspider.storage.web_queries import (
+    CrawlRunRow,
+    article_days,
+    crawl_runs,
+    nightly_warnings,
+    texts,
+)
+
+#: Hits per search page, and the deepest page served (pages are cut from one query).
+PER_PAGE = 20
+MAX_PAGE = 50
+#: Longest query accepted, in characters.
+MAX_QUERY = 200
+#: ``sort=relevance`` ranks this many newest hits (title hits first, then matches in the body).
+RELEVANCE_WINDOW = 200
+SORTS = ("time", "relevance")
+#: Dashboard windows, in days.
+DASHBOARD_DAYS = (30, 90, 365)
+#: Nightly runs whose health warnings the dashboard lists.
+NIGHTLY_RUNS_SHOWN = 7
+#: Newest crawl runs listed in the dashboard's table.
+CRAWL_ROWS_SHOWN = 50
+#: Markers of the match inside a snippet: private-use characters, removed from the text first.
+MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
+SNIPPET_WIDTH = 80
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_MAX_ID = 2**63 - 1
+
+
+class BadParameter(ValueError):
+    """A query parameter the page cannot take; the message says what it accepts."""
+
+
+# -- parameters -----------------------------------------------------------------------------
+
+
+def param_day(params: Mapping[str, str], name: str, *, until: bool = False) -> datetime | None:
+    """``YYYY-MM-DD`` in Asia/Shanghai as an instant; ``until`` includes the day."""
+    value = params.get(name, "").strip()
+    if not value:
+        return None
+    if not _DAY.fullmatch(value):
+        raise BadParameter(f"{name} must be a date YYYY-MM-DD, not {value[:40]!r}")
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        raise BadParameter(f"{name} is not a calendar date: {value!r}") from None
+    start, end = utc_day_bounds(day, DEFAULT_TZ)
+    return end if until else start
+
+
+def param_int(params: Mapping[str, str], name: str, default: int, lo: int, hi: int) -> int:
+    value = params.get(name, "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or not lo <= int(value) <= hi:
+        raise BadParameter(f"{name} must be a whole number from {lo} to {hi}, not {value[:40]!r}")
+    return int(value)
+
+
+def param_choice(params: Mapping[str, str], name: str, choices: tuple[Any, ...]) -> str:
+    value = params.get(name, "").strip()
+    if not value:
+        return str(choices[0])
+    if value not in {str(c) for c in choices}:
+        raise BadParameter(f"{name} must be one of {', '.join(map(str, choices))}, not {value[:40]!r}")
+    return value
+
+
+def param_site(params: Mapping[str, str]) -> str | None:
+    value = params.get("site", "").strip()
+    if not value:
+        return None
+    if value not in SITES:
+        raise BadParameter(f"unknown site {value[:40]!r}; the sites are: {', '.join(SITES)}")
+    return value
+
+
+def article_id(value: str) -> int:
+    if not value.isdigit() or int(value) > _MAX_ID:
+        raise BadParameter(f"an article id is a whole number, not {value[:40]!r}")
+    return int(value)
+
+
+# -- search ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    id: int
+    url: str
+    site: str
+    published: datetime | None
+    title: str | None
+    snippet: list[tuple[str, bool]]  # (text, is the match)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "url": self.url,
+            "site": self.site,
+            "published": self.published.isoformat() if self.published else None,
+            "published_local": local_time(self.published, self.site),
+            "title": self.title,
+            "snippet": "".join(t for t, _ in self.snippet),
+            "matches": [t for t, m in self.snippet if m],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    query: str
+    site: str | None
+    since: str
+    until: str
+    sort: str
+    page: int
+    hits: list[Hit]
+    has_more: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "site": self.site,
+            "since": self.since or None,
+            "until": self.until or None,
+            "sort": self.sort,
+            "page": self.page,
+            "per_page": PER_PAGE,
+            "has_more": self.has_more,
+            "hits": [h.as_dict() for h in self.hits],
+        }
+
+
+def search_params(params: Mapping[str, str]) -> dict[str, Any]:
+    """The checked parameters of a search (``q`` may be empty: the form alone)."""
+    q = params.get("q", "").replace("\x00", "").strip()
+    if len(q) > MAX_QUERY:
+        raise BadParameter(f"q is longer than {MAX_QUERY} characters")
+    since = param_day(params, "since")
+    until = param_day(params, "until", until=True)
+    if since and until and since >= until:
+        raise BadParameter("since must be on or before until")
+    return {
+        "q": q,
+        "site": param_site(params),
+        "since": since,
+        "until": until,
+        "sort": param_choice(params, "sort", SORTS),
+        "page": param_int(params, "page", 1, 1, MAX_PAGE),
+    }
+
+
+def highlight(content: str, query: str) -> list[tuple[str, bool]]:
+    """A snippet of ``content`` around the first match, as (text, is-match) pieces."""
+    clean = content.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+    marked = make_snippet(clean, query, SNIPPET_WIDTH, (MARK_OPEN, MARK_CLOSE))
+    out: list[tuple[str, bool]] = []
+    for part in re.split(f"({MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE})", marked):
+        if part.startswith(MARK_OPEN):
+            out.append((part[1:-1], True))
+        elif part:
+            out.append((part, False))
+    return out
+
+
+def search(corpus: Corpus, engine: Engine, p: dict[str, Any]) -> SearchPage:
+    """One page of hits: newest first, or ranked by relevance among the newest hits."""
+    q, page = p["q"], p["page"]
+    start = (page - 1) * PER_PAGE
+    hits: list[Any] = []
+    has_more = False
+    if q:
+        q = normalize_query(q)
+        window = RELEVANCE_WINDOW if p["sort"] == "relevance" else start + PER_PAGE + 1
+        found = corpus.search(q, site=p["site"], since=p["since"], until=p["until"], limit=window)
+        if p["sort"] == "relevance":
+            bodies = texts(engine, [h.id for h in found])
+            needle = q.casefold()
+
+            def score(h: Any) -> tuple[int, int]:
+                title, content = bodies.get(h.id, (h.title, ""))
+                return ((needle in (title or "").casefold()), content.casefold().count(needle))
+
+            found = sorted(found, key=score, reverse=True)  # stable: newest first on ties
+        has_more = len(found) > start + PER_PAGE
+        hits = found[start : start + PER_PAGE]
+    bodies = texts(engine, [h.id for h in hits]) if hits else {}
+    return SearchPage(
+        query=q,
+        site=p["site"],
+        since=p["since"].astimezone(ZoneInfo(DEFAULT_TZ)).date().isoformat() if p["since"] else "",
+        until=((p["until"] - timedelta(days=1)).astimezone(ZoneInfo(DEFAULT_TZ)).date().isoformat()
+               if p["until"] else ""),  # fmt: skip
+        sort=p["sort"],
+        page=page,
+        hits=[
+            Hit(h.id, h.url, h.site, h.published, h.title, highlight(bodies.get(h.id, ("", ""))[1], q))
+            for h in hits
+        ],
+        has_more=has_more,
+    )
+
+
+# -- one article ----------------------------------------------------------------------------
+
+
+def local_time(value: datetime | None, site: str) -> str | None:
+    """A stored (UTC) time in the site's zone with its offset and zone name."""
+    if value is None:
+        return None
+    zone = SITES[site].zone if site in SITES else ZoneInfo(DEFAULT_TZ)
+    return f"{value.astimezone(zone).isoformat(sep=' ', timespec='seconds')} ({zone.key})"
+
+
+def removed_lines(raw_text: str | None, content: str | None) -> list[str]:
+    """The lines of ``raw_text`` the line table took out of ``content``, in page order."""
+    kept = Counter(line.strip() for line in (content or "").splitlines() if line.strip())
+    out = []
+    for line in (raw_text or "").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if kept[line] > 0:
+            kept[line] -= 1
+        else:
+            out.append(line)
+    return out
+
+
+def safe_link(url: str) -> str | None:
+    """``url`` when it is http(s), so a stored ``javascript:`` URL is never a link."""
+    return url if re.match(r"https?://", url, re.IGNORECASE) else None
+
+
+def article_record(article: Article) -> dict[str, Any]:
+    return {
+        "id": article.id,
+        "url": article.url,
+        "link": safe_link(article.url),
+        "site": article.site,
+        "source": article.source,
+        "title": article.title,
+        "published": article.published.isoformat() if article.published else None,
+        "published_local": local_time(article.published, article.site),
+        "published_source": article.published_source,
+        "published_precision": article.published_precision,
+        "fetched_at": article.fetched_at.isoformat() if article.fetched_at else None,
+        "updated_at": article.updated_at.isoformat() if article.updated_at else None,
+        "encoding": article.encoding,
+        "content": article.content,
+        "removed_lines": removed_lines(article.raw_text, article.content),
+    }
+
+
+# -- dashboard ------------------------------------------------------------------------------
+
+
+def dashboard(engine: Engine, days: int, *, now: datetime | None = None) -> dict[str, Any]:
+    """Everything the dashboard draws, JSON-ready: per-day counts, crawl runs, warnings."""
+    now = now or datetime.now(UTC)
+    today = now.astimezone(ZoneInfo(DEFAULT_TZ)).date()
+    first = today - timedelta(days=days - 1)
+    since, _ = utc_day_bounds(first, DEFAULT_TZ)
+    _, until = utc_day_bounds(today, DEFAULT_TZ)
+    # One day of margin each side: a site in another zone has its days shifted.
+    per_site = article_days(engine, since - timedelta(days=1), until + timedelta(days=1))
+    day_list = [first + timedelta(days=i) for i in range(days)]
+    per_day = {
+        site: [counts.get(d, 0) for d in day_list] for site, counts in per_site.items()
+    }
+    per_day = {site: series for site, series in per_day.items() if any(series)}
+    runs = crawl_runs(engine, since)
+    index = {d: i for i, d in enumerate(day_list)}
+    drops: dict[str, list[int]] = {}
+    failures = [0] * days
+    for r in runs:
+        i = index.get(r.started_at.astimezone(ZoneInfo(DEFAULT_TZ)).date())
+        if i is None:
+            continue
+        for reason, n in r.drop_reasons.items():
+            drops.setdefault(reason, [0] * days)[i] += n
+        failures[i] += r.fetch_failures
+    return {
+        "days": days,
+        "first": first.isoformat(),
+        "last": today.isoformat(),
+        "day_list": [d.isoformat() for d in day_list],
+        "articles_per_day": per_day,
+        "articles_total": {site: sum(series) for site, series in per_day.items()},
+        "crawl_runs": [r.as_dict() for r in runs],
+        "crawl_summary": crawl_summary(runs),
+        "drops_per_day": dict(sorted(drops.items())),
+        "fetch_failures_per_day": failures,
+        "nightly": [n.as_dict() for n in nightly_warnings(engine, NIGHTLY_RUNS_SHOWN)],
+    }
+
+
+def crawl_summary(runs: list[CrawlRunRow]) -> dict[str, dict[str, Any]]:
+    """Per site: runs, runs by status, pages, drops by reason and failed fetches in the window."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        s = out.setdefault(
+            r.site,
+            {"runs": 0, "status": {}, "pages_fetched": 0, "items_new": 0, "items_dropped": 0,
+             "drop_reasons": {}, "fetch_failures": 0},
+        )  # fmt: skip
+        s["runs"] += 1
+        s["status"][r.status] = s["status"].get(r.status, 0) + 1
+        s["pages_fetched"] += r.pages_fetched
+        s["items_new"] += r.items_new
+        s["items_dropped"] += r.items_dropped
+        for reason, n in r.drop_reasons.items():
+            s["drop_reasons"][reason] = s["drop_reasons"].get(reason, 0) + n
+        s["fetch_failures"] += r.fetch_failures
+    return dict(sorted(out.items()))
