@@ -46,14 +46,15 @@
     },
     legend: { top: 0 },
     grid: { left: 50, right: 20, top: 40, bottom: 40 },
-    xAxis: { type: "time" },
+    xAxis: { type: "time", min: Date.parse(data.first + "T00:00:00+08:00"),
+             max: Date.parse(data.last + "T24:00:00+08:00") },
     yAxis: { type: "value", name: "pages", minInterval: 1 },
     series: Object.keys(bySite).map(function (s) {
       return {
         name: s, type: "line", showAllSymbol: true, symbolSize: 7,
         data: bySite[s].map(function (r) {
           var bad = r.status !== "finished" && r.status !== "running";
-          return { value: [r.started_at, r.pages_fetched], run: r,
+          return { value: [Date.parse(r.started_at), r.pages_fetched], run: r,
                    itemStyle: bad ? { color: "#d62728" } : undefined,
                    symbol: bad ? "triangle" : "circle" };
         })
