@@ -63,6 +63,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "split_bodies": lambda: patched(best, SPLIT_BODIES=False),
     "first_post": lambda: patched(best, FIRST_POST=False),
     "comment_threads": lambda: patched(best, COMMENT_THREADS=False),
+    "next_candidate": lambda: patched(best, NEXT_CANDIDATE=False),
     "leftover_lines": lambda: patched(best, LEFTOVER_LINES=False),
 }
 # Rules that change dates only (no column of the F1 table; see docs/improvements.md).

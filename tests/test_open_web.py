@@ -272,3 +272,17 @@ def test_a_post_of_short_lines_above_a_longer_comment_thread(monkeypatch):
     assert text.count("寒流報到") == 12 and "好棒的生活" not in text
     monkeypatch.setattr(best, "COMMENT_THREADS", False)
     assert "好棒的生活" in extract_article(html).text
+
+
+def test_a_body_blanked_whole_falls_back_to_the_next_candidate(monkeypatch):
+    """``next_candidate``: when the noise rules blank the whole article (a page whose posts sit
+    in a section named "comments", dated), the page is read again without the blanking
+    rather than coming out empty."""
+    posts = "".join(
+        f"<div class='entry'><div>2015-01-0{k + 1} 12:0{k}</div><p>{LATIN} {k}</p></div>"
+        for k in range(4)
+    )
+    html = latin_page(f"<div id='comments'>{posts}</div>")
+    assert extract_article(html).text.count(LATIN) >= 1
+    monkeypatch.setattr(best, "NEXT_CANDIDATE", False)
+    assert LATIN not in extract_article(html).text

@@ -85,6 +85,14 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     under a long thread whose class names no comment section): §1.2.2 is run
     again on the blocks above the first entry.
 
+``next_candidate`` (after §1.2.2 rule ②)
+    The candidate regions are tried in order: the article the page names or
+    its first post (``article_anchor``, ``first_post``, ``comment_threads``),
+    then the whole page, then the page without the noise blanked (an article
+    inside a section whose name says comments); the first whose body holds
+    ``NEXT_MIN_CHARS`` wins, else the one with the most text, so a rejected or
+    blanked region gives the next candidate instead of an empty body.
+
 ``container`` (after §1.2.2 rule ②)
     The paper's ``mainblockset`` misses body paragraphs that are separated
     from the runs by several empty layout blocks (a ``<div>&nbsp;</div>``
@@ -318,6 +326,10 @@ POST_HEADER_MAX = 80
 POST_LEAD = 10
 #: ``leftover_lines``: on (the ablation switches it off).
 LEFTOVER_LINES = True
+#: ``next_candidate``: on (the ablation switches it off), and the body text under which the
+#: next candidate region is tried.
+NEXT_CANDIDATE = True
+NEXT_MIN_CHARS = 50
 #: ``date_forms``: on (the ablation switches it off).
 DATE_FORMS = True
 #: ``article_anchor``: on (the ablation switches it off); the text an anchor must hold,
@@ -940,19 +952,42 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(root)) is not None:
         anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
     blockset = split_blocks(mark_blocks(root, type_i, BEST_TYPE_II, noise), keep_links=True)
-    blank_noise_containers(blockset, blockset.flagged)
+    unblanked = (
+        (blockset.text[:], blockset.blocknum[:], blockset.link_chars[:])
+        if NEXT_CANDIDATE and blockset.flagged
+        else None
+    )
+    blanked = blank_noise_containers(blockset, blockset.flagged)
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
+    candidates = []  # next_candidate: the regions in order, the first with a body wins
     if ARTICLE_ANCHOR and (anchored := anchored_textnum(blockset, stats, textnum)) is not None:
-        textnum, stats = anchored, block_statistics(anchored)
+        candidates.append(anchored)
     elif (FIRST_POST or COMMENT_THREADS) and (
         anchored := first_post(blockset, stats, textnum)
     ) is not None:
-        textnum, stats = anchored, block_statistics(anchored)
-    title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
-    body = select_body(blockset, stats, textnum)
-    body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)
-    text = visible_text("\n".join(blockset.text[i] for i in body))
+        candidates.append(anchored)
+    candidates.append(textnum)
+    if unblanked is not None and blanked:
+        candidates.append([])  # the page without the noise blanked, last
+    page_textnum, page_stats = textnum, stats
+    chosen: tuple[int, str, BlockStatistics, str | None, str | None, list[str]] | None = None
+    for textnum in candidates:
+        if not textnum:  # next_candidate: a body blanked whole (in a comment-named section)
+            blockset.text, blockset.blocknum, blockset.link_chars = unblanked  # type: ignore[misc]
+            textnum = textnums(blockset)
+        stats = page_stats if textnum is page_textnum else block_statistics(textnum)
+        title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
+        body = select_body(blockset, stats, textnum)
+        body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)
+        text = visible_text("\n".join(blockset.text[i] for i in body))
+        size = sum(textnum[i] for i in body)
+        if chosen is None or size > chosen[0]:
+            chosen = (size, text, stats, title, title_source, blockset.text)
+        if size >= NEXT_MIN_CHARS or not NEXT_CANDIDATE:
+            break
+    assert chosen is not None
+    _, text, stats, title, title_source, blockset.text = chosen  # the time is read in its blocks
     if noscripts and len(text) < NOSCRIPT_MIN_CHARS:
         text = noscript_body(noscripts, url, encoding, tz) or text
     published, source = best_published(blockset, stats, published_meta, url, tz, title, day_first)
