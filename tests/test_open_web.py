@@ -286,3 +286,19 @@ def test_a_body_blanked_whole_falls_back_to_the_next_candidate(monkeypatch):
     assert extract_article(html).text.count(LATIN) >= 1
     monkeypatch.setattr(best, "NEXT_CANDIDATE", False)
     assert LATIN not in extract_article(html).text
+
+
+def test_json_ld_article_body_anchors_the_region(monkeypatch):
+    """``article_anchor``: with no element named as the article, the JSON-LD ``articleBody``
+    says where the article is on the page."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    others = "".join(f"<div class='letter'><div>{OTHER}</div></div>" for _ in range(3))
+    ld = (
+        '<script type="application/ld+json">{"@type": "NewsArticle", '
+        f'"articleBody": "{LATIN} 0 {LATIN} 1 {LATIN} 2"}}</script>'
+    )
+    html = latin_page(f"<div class='text'>{article}</div>", after=others, head=ld)
+    text = extract_article(html).text
+    assert text.count(LATIN) == 3 and "Readers wrote" not in text
+    monkeypatch.setattr(best, "ARTICLE_ANCHOR", False)
+    assert "Readers wrote" in extract_article(html).text

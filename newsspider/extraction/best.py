@@ -66,7 +66,8 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     The densest run is not always the article: a comment thread, a second
     article, a list of teasers. When the page names its article (an element
     with ``itemprop=articleBody``; else the outermost ``<article>`` holding the
-    first ``h1``, or the only one) and it holds ``ANCHOR_MIN_CHARS``, but less
+    first ``h1``, or the only one; else the blocks from the start to the end of
+    its JSON-LD ``articleBody``) and it holds ``ANCHOR_MIN_CHARS``, but less
     than ``ANCHOR_INSIDE`` of mainblockset's text lies in it, §1.2.2 is run
     again on the blocks inside it alone.
 
@@ -207,7 +208,7 @@ from .dates import (
     issue_date,
     stamp_with_time,
 )
-from .metadata import page_metadata
+from .metadata import json_ld_article_body, page_metadata
 from .model import ExtractedArticle
 from .page import parse_html
 from .paper import paper_time_blocks, paper_title
@@ -338,6 +339,8 @@ DATE_FORMS = True
 ARTICLE_ANCHOR = True
 ANCHOR_MIN_CHARS = 200
 ANCHOR_INSIDE = 0.5
+#: ``article_anchor``: how many characters of each end of JSON-LD ``articleBody`` are looked for.
+LD_PROBE = 30
 
 #: ``container``: punctuation that marks a sentence (Chinese and Latin).
 _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
@@ -839,6 +842,23 @@ def page_language(root: etree._Element) -> str | None:
 _XP_OG_LOCALE = etree.XPath("string(/html/head/meta[@property='og:locale']/@content)")
 
 
+def ld_body_region(blockset: Blockset, ld_body: str) -> range | None:
+    """``article_anchor``: the blocks from the one holding the first ``LD_PROBE`` characters
+    of the JSON-LD ``articleBody`` to the one holding its last, or None."""
+    head, tail = strip_spaces(ld_body[:LD_PROBE]), strip_spaces(ld_body[-LD_PROBE:])
+    if len(head) < LD_PROBE // 2:
+        return None
+    text = blockset.text
+    start = next((i for i, t in enumerate(text) if t and head in strip_spaces(t)), None)
+    if start is None:
+        return None
+    end = next(
+        (i for i in range(len(text) - 1, start - 1, -1) if text[i] and tail in strip_spaces(text[i])),
+        None,
+    )
+    return range(start, (end if end is not None else start) + 1)
+
+
 def find_anchor(root: etree._Element) -> etree._Element | None:
     """``article_anchor``: the element the page names as its article, or None.
 
@@ -865,16 +885,28 @@ _XP_ANCHORS = etree.XPath("//*[@itemprop='articleBody'] | //article | //h1")
 _XP_IN_ARTICLE = etree.XPath("boolean(ancestor::article)")
 
 
-def anchored_textnum(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -> list[int] | None:
+def anchored_textnum(
+    blockset: Blockset, stats: BlockStatistics, textnum: list[int], ld_body: str | None = None
+) -> list[int] | None:
     """``article_anchor``: textnum with everything outside the anchor zeroed, when the
     §1.2.2 runs chose a region outside the article the page names; else None.
 
-    Used when the anchor holds at least ``ANCHOR_MIN_CHARS`` and less than
-    ``ANCHOR_INSIDE`` of mainblockset's text lies inside it.
+    The anchor is the element :func:`find_anchor` marked, else the blocks from
+    the one holding the start of the JSON-LD ``articleBody`` to the one holding
+    its end. Used when the anchor holds at least ``ANCHOR_MIN_CHARS`` and less
+    than ``ANCHOR_INSIDE`` of mainblockset's text lies inside it.
     """
-    if blockset.anchor < 0 or not stats.mainblockset:
+    if not stats.mainblockset:
         return None
-    region = blockset.block_range(blockset.anchor)
+    if blockset.anchor >= 0:
+        region = blockset.block_range(blockset.anchor)
+    elif ld_body:
+        head = strip_spaces(ld_body[:LD_PROBE])
+        if any(head in strip_spaces(blockset.text[i]) for i in stats.mainblockset):
+            return None  # the runs hold the article's start already
+        region = ld_body_region(blockset, ld_body)
+    else:
+        return None
     if not region or sum(textnum[i] for i in region) < ANCHOR_MIN_CHARS:
         return None
     main_total = sum(textnum[i] for i in stats.mainblockset)
@@ -943,6 +975,7 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
 def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> ExtractedArticle:
     """The best mode on a parsed page (modifies ``root``)."""
     meta, page_title, published_meta = page_metadata(root, tz)
+    ld_body = json_ld_article_body(root) if ARTICLE_ANCHOR else None
     day_first = day_first_for(page_language(root)) if DATE_FORMS else False
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
@@ -961,7 +994,7 @@ def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinf
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
     candidates = []  # next_candidate: the regions in order, the first with a body wins
-    if ARTICLE_ANCHOR and (anchored := anchored_textnum(blockset, stats, textnum)) is not None:
+    if ARTICLE_ANCHOR and (anchored := anchored_textnum(blockset, stats, textnum, ld_body)):
         candidates.append(anchored)
     elif (FIRST_POST or COMMENT_THREADS) and (
         anchored := first_post(blockset, stats, textnum)

@@ -33,6 +33,7 @@ __all__ = [
     "META_PUBLISHED_KEYS",
     "META_TITLE_KEYS",
     "html_title",
+    "json_ld_article_body",
     "meta_published",
     "meta_title",
     "page_metadata",
@@ -385,3 +386,23 @@ def page_metadata(
         _html_title(scan, stop_words),
         _meta_published(tree, scan, objects, tz),
     )
+
+
+def json_ld_article_body(tree: etree._Element) -> str | None:
+    """JSON-LD ``articleBody`` (article types first), whitespace collapsed, or None.
+
+    Read by the best mode's ``article_anchor`` to find where the article is on
+    the page (the text itself may be cut or lack its paragraphs).
+    """
+    texts = [
+        el.text
+        for el in tree.iter("script")
+        if el.text and (el.get("type") or "").lower() == "application/ld+json"
+        and "articleBody" in el.text
+    ]
+    if not texts:
+        return None
+    for value in _json_ld_value(_json_ld_objects(texts), "articleBody"):
+        if body := _clean(value):
+            return body
+    return None
