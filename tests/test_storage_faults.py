@@ -62,7 +62,7 @@ from tests.localserver import (
 )
 
 SITE = "local"
-BOILERPLATE = ["本网站所有内容版权归本网所有，未经授权不得转载。", "欢迎关注本网官方微信公众号。"]
+BOILERPLATE = ["本网站所有内容版权归本网所有，未经授权不得转载。", "本网所刊登的新闻与专栏资料均为本网站版权所有，转载请注明出处。"]
 
 
 def body(n: int) -> list[str]:
