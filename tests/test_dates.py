@@ -21,6 +21,7 @@ from newsspider.extraction.dates import (
     issue_date,
     parse_datetime,
 )
+from newsspider.extraction.metadata import meta_published
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 SINGAPORE = ZoneInfo("Asia/Singapore")
@@ -394,3 +395,22 @@ def test_date_forms_not_dates(text):
 )
 def test_day_first_for(lang, day_first):
     assert day_first_for(lang) is day_first
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("August 2, 2019", (2019, 8, 2)),
+        ("2. August 2019 14:30", (2019, 8, 2, 14, 30)),
+        ("Friday 2 Aug 2019 3:45 PM", (2019, 8, 2, 15, 45)),
+    ],
+)
+def test_metadata_values_in_day_or_month_first_forms(value, expected):
+    assert parse_datetime(value, BERLIN) == datetime(*expected, tzinfo=BERLIN)
+
+
+def test_a_time_element_stating_its_time_as_text():
+    tree = lxml.html.document_fromstring(
+        "<html><body><p>x</p><time class='pub'>2. August 2019, 14:30 Uhr</time></body></html>"
+    )
+    assert meta_published(tree, BERLIN) == (datetime(2019, 8, 2, 14, 30, tzinfo=BERLIN), "time-element")

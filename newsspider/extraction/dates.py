@@ -246,7 +246,8 @@ def parse_datetime(value: str, tz: tzinfo) -> datetime | None:
     Tried in order: epoch seconds (10 digits) or milliseconds (13 digits);
     ISO 8601 / RFC 3339 (offset or ``Z`` honoured, fractional seconds
     dropped); Zaobao's ``MM/DD/YYYY - HH:mm``; RFC 2822/1123
-    (``Sat, 07 Sep 2019 13:43:45 +0800``); finally :func:`find_date`.  Values
+    (``Sat, 07 Sep 2019 13:43:45 +0800``); finally :func:`find_date_forms` (the
+    paper's pattern and the day- or month-first forms: ``August 2, 2019``).  Values
     without an offset are local time in ``tz``.
     """
     value = value.strip()
@@ -284,7 +285,7 @@ def parse_datetime(value: str, tz: tzinfo) -> datetime | None:
             if not MIN_YEAR <= found.year <= MAX_YEAR:
                 return None
             return found if found.tzinfo else found.replace(tzinfo=tz)
-    return find_date(value, tz)
+    return find_date_forms(value, tz)
 
 
 def date_from_url(url: str, tz: tzinfo) -> datetime | None:

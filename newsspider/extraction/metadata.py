@@ -164,8 +164,8 @@ def _scan(tree: etree._Element) -> _Scan:
                 json_ld.append(el.text)
         elif tag == "title":
             titles.append(el)
-        elif el.get("datetime") is not None:
-            times.append(el)
+        elif el.get("datetime") is not None or (el.text and el.text.strip()):
+            times.append(el)  # <time datetime>, or a <time> that states its time as text
     return _Scan(metas, json_ld, titles, times)
 
 
@@ -361,8 +361,9 @@ def _meta_published(
         value = metas.get(key.lower())
         if value and (found := parse_datetime(value, tz)):
             return found, f"meta:{key}"
-    for element in scan.times:
-        if found := parse_datetime(element.get("datetime", ""), tz):
+    stated = [el for el in scan.times if el.get("datetime") is not None]
+    for element in stated or scan.times:  # <time datetime> first, else the text of <time>
+        if found := parse_datetime(element.get("datetime") or element.text or "", tz):
             return found, "time-element"
     for value in _XP_HTML_PUBLISHTIME(tree):
         if found := parse_datetime(str(value), tz):
