@@ -201,6 +201,7 @@ USER_ERRORS = [
     (["crawl", "nosuchsite"], ["unknown spider 'nosuchsite'", "netease, sina"]),
     (["crawl", "netease", "-a", "limit=abc"], ["-a limit must be a positive integer", "abc"]),
     (["crawl", "netease", "-a", "limt=5"], ["unknown spider argument -a limt", "-a limit=N"]),
+    (["crawl", "netease", "-a", "start_urls=news.163.com"], ["'news.163.com' is not an http"]),
     (["crawl", "netease", "-s", "EXTRACTOR=bogus"], ["EXTRACTOR='bogus'", "blockstats, "]),
     (["crawl", "netease", "-s", "REPLAY_ARCHIVE=/no/such.warc.gz"], ["REPLAY_ARCHIVE not found"]),
     (["crawl", "netease", "-s", "NEWS_DB_BATCH=many"], ["NEWS_DB_BATCH='many'", "whole number"]),

@@ -136,6 +136,7 @@ _FAILURE_REASONS: dict[str, str] = {
 }
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_HTTP_URL = re.compile(r"https?://[^\s/]+", re.I)
 _JSONP = re.compile(r"^\s*[\w$.]+\s*\((.*)\)\s*;?\s*$", re.S)
 _XML_PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, recover=True, remove_comments=True
@@ -311,6 +312,14 @@ class NewsSpider(Spider):
                 "-a limit=N and -a start_urls=URL[,URL...]"
             )
         _limit(arguments.get("limit"))
+        start_urls = arguments.get("start_urls")
+        if isinstance(start_urls, str):
+            start_urls = start_urls.split(",")
+        for url in start_urls or ():
+            if url.strip() and not _HTTP_URL.match(url.strip()):
+                raise UserError(
+                    f"-a start_urls: {url.strip()!r} is not an http:// or https:// URL"
+                )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
