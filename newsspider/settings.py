@@ -126,15 +126,6 @@ WEB_TOKEN = None  # an access token the pages require (also $NEWSSPIDER_WEB_TOKE
 # NIGHTLY_WARC_DIR/<site>/<YYYY-MM-DD>.warc.gz (relative to the project; "" = off), and
 # archives older than NIGHTLY_WARC_KEEP_DAYS days are deleted at the start of a run
 # (0 = keep every archive, which a re-extraction of the whole corpus needs).
-REEXTRACT_WORKERS = "auto"  # extraction processes of scrapy reextract: "auto" = one per core; 0 = in-process
-NIGHTLY_WARC_DIR = "data/warc"
-NIGHTLY_WARC_KEEP_DAYS = 0
-
-# Re-extraction (`scrapy reextract`, newsspider/reextract.py, docs/benchmarks.md) and the
-# nightly WARC recording it reads: every page a nightly run fetches is appended to
-# NIGHTLY_WARC_DIR/<site>/<YYYY-MM-DD>.warc.gz (relative to the project; "" = off), and
-# archives older than NIGHTLY_WARC_KEEP_DAYS days are deleted at the start of a run
-# (0 = keep every archive, which a re-extraction of the whole corpus needs).
 REEXTRACT_WORKERS = "auto"  # scrapy reextract's processes: "auto" = one per core; 0 = in-process
 NIGHTLY_WARC_DIR = "data/warc"
 NIGHTLY_WARC_KEEP_DAYS = 0
