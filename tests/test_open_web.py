@@ -302,3 +302,17 @@ def test_json_ld_article_body_anchors_the_region(monkeypatch):
     assert text.count(LATIN) == 3 and "Readers wrote" not in text
     monkeypatch.setattr(best, "ARTICLE_ANCHOR", False)
     assert "Readers wrote" in extract_article(html).text
+
+
+def test_a_page_of_no_known_site_takes_its_languages_zone(monkeypatch):
+    """``page_zone``: with no zone from the caller, a time without offset is read in the zone
+    the page's language points to; a zone the caller names (the site's) wins."""
+    body = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    html = latin_page(f"<h1>Budget vote</h1><div>2. August 2019, 14:30 Uhr</div>{body}").replace(
+        "<html>", "<html lang='de-DE'>"
+    )
+    berlin, shanghai = ZoneInfo("Europe/Berlin"), ZoneInfo("Asia/Shanghai")
+    assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=berlin)
+    assert extract_article(html, tz="Asia/Shanghai").published.tzinfo == shanghai
+    monkeypatch.setattr(best, "PAGE_ZONE", False)
+    assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=shanghai)

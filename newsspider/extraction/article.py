@@ -29,7 +29,7 @@ class Blockstats(Extractor):
         assert page.root is not None
         if self.mode == "paper":
             return extract_paper(page.root, url, page.encoding, page.tz)
-        return extract_best(page.root, url, page.encoding, page.tz)
+        return extract_best(page.root, url, page.encoding, page.tz, tz_known=page.tz_known)
 
 
 _BY_MODE: dict[str, Blockstats] = {

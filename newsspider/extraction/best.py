@@ -172,6 +172,13 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     first, the others day first). Over the whole page the year-first pattern
     is tried first.
 
+``page_zone`` (§1.2.3)
+    A time without an offset takes the site's zone (the caller's ``tz``);
+    for a page of no known site (no ``tz`` given) the zone its language
+    points to (``<html lang>``, ``og:locale``: ``de`` Europe/Berlin, ``zh-TW``
+    Asia/Taipei, ``en-GB`` Europe/London; bare ``en`` names none) comes
+    before Asia/Shanghai.
+
 ``meta_first`` (§1.2.3)
     Title: the paper's heading near ``block_i`` when it agrees with the
     page's ``<title>``/``og:title``; otherwise ``og:title``/JSON-LD, then the
@@ -186,6 +193,7 @@ import dataclasses
 import functools
 import re
 from datetime import datetime, tzinfo
+from zoneinfo import ZoneInfo
 
 from lxml import etree
 
@@ -331,6 +339,44 @@ LEFTOVER_LINES = True
 #: next candidate region is tried.
 NEXT_CANDIDATE = True
 NEXT_MIN_CHARS = 50
+#: ``page_zone``: on (the ablation switches it off), and the zone of each language or
+#: locale whose speakers mostly live in one (English without a country names none).
+PAGE_ZONE = True
+LANGUAGE_ZONES: dict[str, str] = {
+    "zh": "Asia/Shanghai",
+    "zh-cn": "Asia/Shanghai",
+    "zh-tw": "Asia/Taipei",
+    "zh-hk": "Asia/Hong_Kong",
+    "zh-sg": "Asia/Singapore",
+    "zh-hant-tw": "Asia/Taipei",
+    "zh-hant-hk": "Asia/Hong_Kong",
+    "ja": "Asia/Tokyo",
+    "ko": "Asia/Seoul",
+    "de": "Europe/Berlin",
+    "de-at": "Europe/Vienna",
+    "de-ch": "Europe/Zurich",
+    "fr": "Europe/Paris",
+    "fr-ca": "America/Toronto",
+    "it": "Europe/Rome",
+    "es": "Europe/Madrid",
+    "es-mx": "America/Mexico_City",
+    "es-ar": "America/Argentina/Buenos_Aires",
+    "pt": "Europe/Lisbon",
+    "pt-br": "America/Sao_Paulo",
+    "nl": "Europe/Amsterdam",
+    "pl": "Europe/Warsaw",
+    "cs": "Europe/Prague",
+    "ru": "Europe/Moscow",
+    "tr": "Europe/Istanbul",
+    "en-gb": "Europe/London",
+    "en-us": "America/New_York",
+    "en-in": "Asia/Kolkata",
+    "en-sg": "Asia/Singapore",
+    "en-au": "Australia/Sydney",
+    "vi": "Asia/Ho_Chi_Minh",
+    "th": "Asia/Bangkok",
+    "id": "Asia/Jakarta",
+}
 #: ``date_forms``: on (the ablation switches it off).
 DATE_FORMS = True
 #: ``article_anchor``: on (the ablation switches it off); the text an anchor must hold,
@@ -830,6 +876,16 @@ def visible_text(text: str) -> str:
 _INVISIBLE = re.compile("[\u00ad\u200b\u2060\ufeff]")
 
 
+def zone_for_language(lang: str | None) -> tzinfo | None:
+    """``page_zone``: the zone a page's language (``<html lang>``, ``og:locale``) points to,
+    for a page of no known site; None when the language names no one zone."""
+    if not lang:
+        return None
+    lang = lang.strip().lower().replace("_", "-")
+    name = LANGUAGE_ZONES.get(lang) or LANGUAGE_ZONES.get(lang.split("-")[0])
+    return ZoneInfo(name) if name else None
+
+
 def page_language(root: etree._Element) -> str | None:
     """``date_forms``: the page's language, ``<html lang>`` else ``og:locale``."""
     lang = root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang")
@@ -972,11 +1028,20 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
     return [n if i in window else 0 for i, n in enumerate(textnum)]
 
 
-def extract_best(root: etree._Element, url: str | None, encoding: str, tz: tzinfo) -> ExtractedArticle:
-    """The best mode on a parsed page (modifies ``root``)."""
+def extract_best(
+    root: etree._Element, url: str | None, encoding: str, tz: tzinfo, *, tz_known: bool = True
+) -> ExtractedArticle:
+    """The best mode on a parsed page (modifies ``root``).
+
+    ``tz_known=False``: ``tz`` is the default, not the site's; ``page_zone`` may
+    take the page's own zone instead.
+    """
+    lang = page_language(root) if DATE_FORMS or PAGE_ZONE else None
+    if PAGE_ZONE and not tz_known:
+        tz = zone_for_language(lang) or tz
     meta, page_title, published_meta = page_metadata(root, tz)
     ld_body = json_ld_article_body(root) if ARTICLE_ANCHOR else None
-    day_first = day_first_for(page_language(root)) if DATE_FORMS else False
+    day_first = day_first_for(lang) if DATE_FORMS else False
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
     noise = noise_rule()

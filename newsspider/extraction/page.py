@@ -60,6 +60,8 @@ class Page:
     root: etree._Element | None
     encoding: str
     tz: tzinfo
+    #: whether the caller named the zone (False: :data:`DEFAULT_TZ`, a page of no known site)
+    tz_known: bool = True
 
 
 def parse_html(text: str, raw: bytes | None = None) -> etree._Element | None:
@@ -138,7 +140,7 @@ def load_page(
         and not html.startswith(b"\xef\xbb\xbf")
     )
     raw = html if same_bytes and isinstance(html, bytes) else None
-    return Page(parse_html(text, raw), encoding, zone)
+    return Page(parse_html(text, raw), encoding, zone, tz is not None)
 
 
 def empty_article(page: Page, url: str | None, mode: str) -> ExtractedArticle:
