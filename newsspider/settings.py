@@ -129,3 +129,11 @@ WEB_TOKEN = None  # an access token the pages require (also $NEWSSPIDER_WEB_TOKE
 REEXTRACT_WORKERS = "auto"  # scrapy reextract's processes: "auto" = one per core; 0 = in-process
 NIGHTLY_WARC_DIR = "data/warc"
 NIGHTLY_WARC_KEEP_DAYS = 0
+
+# Reprint detection (newsspider/reprints/, docs/reprints.md): every stored article gets a
+# story_id, shared by the reprints of one text (other sites, later nights, edits,
+# traditional script). Values chosen from benchmarks/reprints.py; after a change,
+# `scrapy corpus reprints --rebuild` regroups the stored articles.
+REPRINTS_ENABLED = True  # assign stories as each batch of articles is stored
+REPRINTS_THRESHOLD = 0.5  # overlap coefficient of two texts' shingle sets that makes one story
+REPRINTS_MIN_CHARS = 150  # normalised characters below which a text is never grouped

@@ -69,6 +69,7 @@ from newsspider.outcome import (
     by_suffix,
     crawl_outcome,
 )
+from newsspider.reprints import ReprintParams, params_from_settings
 from newsspider.storage import (
     Backoff,
     Engine,
@@ -84,6 +85,7 @@ from newsspider.storage import (
     upsert_articles,
 )
 from newsspider.storage.runs import finish_crawl_run, start_crawl_run
+from newsspider.storage.stories import assign_stories
 from newsspider.workers import await_future
 
 __all__ = ["ALL_BOILERPLATE", "DATABASE_UNAVAILABLE", "STORE_ERROR", "CorpusPipeline"]
@@ -140,6 +142,7 @@ class CorpusPipeline:
         prune_every: int,
         once_per_page: bool,
         retry_seconds: float,
+        reprints: ReprintParams | None = None,
         stats=None,
         crawler: Crawler | None = None,
     ) -> None:
@@ -150,6 +153,8 @@ class CorpusPipeline:
         self.prune_every = prune_every
         self.once_per_page = once_per_page
         self.retry_seconds = retry_seconds
+        #: reprint detection's parameters; None: no stories assigned (``REPRINTS_ENABLED``)
+        self.reprints = reprints
         self.stats = stats
         self.crawler = crawler
         self.pending: list[Any] = []
@@ -185,6 +190,7 @@ class CorpusPipeline:
             prune_every=s.getint("LINEHASH_PRUNE_EVERY"),
             once_per_page=s.getbool("LINEHASH_ONCE_PER_PAGE"),
             retry_seconds=s.getfloat("NEWS_DB_RETRY_SECONDS"),
+            reprints=params_from_settings(s) if s.getbool("REPRINTS_ENABLED") else None,
             stats=stats,
             crawler=crawler,
         )
@@ -414,6 +420,9 @@ class CorpusPipeline:
                 self.site_keys.add(site)
             if rows:
                 written.new, written.updated = upsert_articles(session, rows)
+                if self.reprints is not None:
+                    # Stories in the same transaction: stored means placed (docs/reprints.md).
+                    assign_stories(session, self.reprints, urls=[r["url"] for r in rows])
         written.rows = len(rows)
         return written
 

@@ -15,7 +15,8 @@ Modules, each named for what it holds:
 - ``lines``: the line-hash table of Li & Jiang 2012 §2.2; ``reclean``: re-cleaning stored
   articles with it;
 - ``runs``: crawl and nightly run rows; ``thresholds``: trained xpath thresholds (Hou &
-  Yang 2011 §3.3); ``corpus`` and ``fts``: querying the corpus.
+  Yang 2011 §3.3); ``corpus`` and ``fts``: querying the corpus;
+- ``stories``: reprint detection's index and story ids (``newsspider/reprints``).
 """
 
 from .corpus import Corpus, CorpusStats, SearchHit, SiteStats, read_export
@@ -43,6 +44,8 @@ from .models import (
     LineCount,
     NightlyRun,
     NightlySiteRun,
+    ReprintBand,
+    ReprintSignature,
     SiteLineStats,
     SiteReclean,
     UTCDateTime,
@@ -58,6 +61,18 @@ from .reclean import (
     run_reclean,
 )
 from .schema import create_schema
+from .stories import (
+    ReprintStats,
+    Story,
+    StoryMember,
+    assign_stories,
+    collapse_ids,
+    list_stories,
+    rebuild_stories,
+    reprint_stats,
+    story_of,
+    unassigned_count,
+)
 from .thresholds import load_all_thresholds, save_thresholds
 
 __all__ = [
@@ -72,6 +87,9 @@ __all__ = [
     "NightlyRun",
     "NightlySiteRun",
     "RecleanReport",
+    "ReprintBand",
+    "ReprintSignature",
+    "ReprintStats",
     "SearchHit",
     "Session",
     "SettingsLike",
@@ -79,9 +97,13 @@ __all__ = [
     "SiteReclean",
     "SiteStats",
     "SqlLineTable",
+    "Story",
+    "StoryMember",
     "UTCDateTime",
     "XpathThresholds",
+    "assign_stories",
     "check_database",
+    "collapse_ids",
     "create_schema",
     "default_database_url",
     "display_url",
@@ -89,6 +111,7 @@ __all__ = [
     "engine_from_settings",
     "index_missing",
     "is_transient",
+    "list_stories",
     "load_all_thresholds",
     "read_export",
     "reclean",
@@ -96,6 +119,8 @@ __all__ = [
     "reclean_if_due",
     "reclean_plan",
     "reclean_sites",
+    "rebuild_stories",
+    "reprint_stats",
     "resolve_database_url",
     "run_reclean",
     "save_thresholds",
@@ -104,7 +129,9 @@ __all__ = [
     "session",
     "setup_search",
     "short_error",
+    "story_of",
     "stored_urls",
     "transaction",
+    "unassigned_count",
     "upsert_articles",
 ]

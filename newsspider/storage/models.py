@@ -13,6 +13,10 @@ names (``LineCount.LC``, ``table.c.LC``); so do ``site_reclean.last_reclean_rc``
 Hou & Yang 2011 §3.3 thresholds of ``xpath_thresholds``
 (``XpathThresholds.Length_Threshold``, ``B_n_Threshold``).
 
+Reprint detection (``newsspider/reprints``, docs/reprints.md) adds ``articles.story_id``,
+``reprint_signatures`` (each article's MinHash signature) and ``reprint_bands`` (the LSH
+band keys in SQL, so every night, worker and backend share one index).
+
 The nightly run adds ``nightly_runs`` (the run as a whole: host and PID, which sites,
 status, exit code, the printed report, so a morning reader finds last night's report in
 the database) and ``nightly_site_runs`` (per site: the link to its ``crawl_runs`` row and
@@ -35,6 +39,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -42,6 +47,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     PrimaryKeyConstraint,
     String,
     Table,
@@ -147,9 +153,42 @@ class Article(Base):
     # fresh database and a migrated one have the same column order.
     published_source: Mapped[str | None] = mapped_column(String(64))
     published_precision: Mapped[str | None] = mapped_column(String(16))
+    # Revision 0004: the story (reprints of one text, docs/reprints.md) the article belongs
+    # to, the id of the story's first indexed article; its own id when it stands alone;
+    # NULL until reprint detection has seen it (``scrapy corpus reprints --rebuild``).
+    story_id: Mapped[int | None] = mapped_column(Integer, index=True)
 
     def __repr__(self) -> str:
         return f"Article(id={self.id!r}, url={self.url!r})"
+
+
+class ReprintSignature(Base):
+    """An article's MinHash signature for reprint detection (``newsspider/reprints``).
+
+    ``signature`` is the little-endian uint32 values; ``content_md5`` is the stored text it
+    was made from, so a re-stored article whose text is unchanged is not indexed again.
+    ``chars`` is the normalised length; an article below ``REPRINTS_MIN_CHARS`` has a row
+    with a NULL signature and no band keys: it is never grouped.
+    """
+
+    __tablename__ = "reprint_signatures"
+
+    article_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    content_md5: Mapped[str] = mapped_column(String(32))
+    chars: Mapped[int] = mapped_column(Integer)
+    signature: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
+class ReprintBand(Base):
+    """The LSH index of reprint detection: one row per (band key, article). Articles that
+    share a band key are candidates, checked exactly before they join one story."""
+
+    __tablename__ = "reprint_bands"
+    # SQLite: the primary key is the table (no rowid beside it), half the bytes.
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    band_key: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    article_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
 
 
 class LineCount(Base):

@@ -1,0 +1,471 @@
+"""Stories in SQL: reprint detection's index (MinHash signatures, LSH band keys) and the
+``articles.story_id`` it assigns (``newsspider/reprints`` holds the text side;
+docs/reprints.md the method and its figures).
+
+:func:`assign_stories` runs inside the transaction that stored a batch of articles, so an
+article is stored and placed in its story together or not at all, never by recomputing the
+corpus: each article's band keys are looked up (one indexed query), candidates whose
+signatures estimate a Jaccard below ``prefilter`` are skipped, the rest are checked
+exactly on their stored text, and the article joins the stories of those that pass the
+threshold (union of pairs). A story's id is the id of its first indexed article and it
+keeps that id as it grows; when an article joins two stories, the younger one is merged
+into the older id. The story's original is its earliest published article, decided when
+read (:func:`list_stories`), so a late-crawled earlier article becomes the original without
+rewriting anything.
+
+On PostgreSQL the assignment takes a transaction-level advisory lock, so two workers
+storing members of one story at the same moment see each other's band keys (the second
+waits for the first to commit); SQLite's writers are serialised by the database itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Engine, delete, func, select, text, update
+from sqlalchemy.orm import Session
+
+from newsspider.reprints import (
+    Fingerprint,
+    ReprintParams,
+    band_keys,
+    estimate,
+    fingerprint,
+    normalise,
+    shingles,
+    similarity,
+)
+
+from .db import chunked, dialect_insert
+from .engine import transaction
+from .models import Article, ReprintBand, ReprintSignature
+
+__all__ = [
+    "REPRINT_LOCK",
+    "Story",
+    "StoryMember",
+    "ReprintStats",
+    "assign_stories",
+    "collapse_ids",
+    "index_size",
+    "list_stories",
+    "rebuild_stories",
+    "reprint_stats",
+    "story_of",
+    "unassigned_count",
+]
+
+#: PostgreSQL advisory lock held while stories are assigned ("news_rep").
+REPRINT_LOCK = 0x6E6577735F726570
+#: Articles per transaction of a rebuild or catch-up.
+REBUILD_BATCH = 500
+ARTICLES = Article.__table__
+SIGS = ReprintSignature.__table__
+BANDS = ReprintBand.__table__
+
+
+@dataclass(frozen=True, slots=True)
+class StoryMember:
+    """One article of a story, with its similarity to the story's original."""
+
+    id: int
+    site: str
+    url: str
+    published: datetime | None
+    title: str | None
+    similarity: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "site": self.site,
+            "url": self.url,
+            "published": self.published.isoformat() if self.published else None,
+            "title": self.title,
+            "similarity": round(self.similarity, 4),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    """Articles that carry one text; ``members[0]`` is the original (earliest published)."""
+
+    id: int
+    members: list[StoryMember]
+
+    @property
+    def original(self) -> StoryMember:
+        return self.members[0]
+
+    @property
+    def sites(self) -> list[str]:
+        return sorted({m.site for m in self.members})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "story_id": self.id,
+            "original": self.original.id,
+            "articles": len(self.members),
+            "members": [m.as_dict() for m in self.members],
+        }
+
+
+@dataclass(slots=True)
+class ReprintStats:
+    """Per site: articles in stories, how many are reprints (in a story of two or more,
+    not its original); and source site -> reprinting site pairs, most frequent first."""
+
+    articles: dict[str, int] = field(default_factory=dict)
+    reprints: dict[str, int] = field(default_factory=dict)
+    originals: dict[str, int] = field(default_factory=dict)
+    pairs: list[tuple[str, str, int]] = field(default_factory=list)
+    stories: int = 0
+    unassigned: int = 0
+
+    def share(self, site: str) -> float:
+        n = self.articles.get(site, 0)
+        return self.reprints.get(site, 0) / n if n else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stories": self.stories,
+            "unassigned": self.unassigned,
+            "sites": {
+                s: {
+                    "articles": n,
+                    "reprints": self.reprints.get(s, 0),
+                    "originals": self.originals.get(s, 0),
+                    "reprint_share": round(self.share(s), 4),
+                }
+                for s, n in self.articles.items()
+            },
+            "pairs": [{"source": a, "reprinted_by": b, "stories": n} for a, b, n in self.pairs],
+        }
+
+
+# -- assignment ------------------------------------------------------------------------
+
+
+def _lock(session: Session) -> None:
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": REPRINT_LOCK})
+
+
+def _pack(sig: Sequence[int]) -> bytes:
+    return array("I", sig).tobytes()
+
+
+def _unpack(blob: bytes) -> list[int]:
+    values = array("I")
+    values.frombytes(blob)
+    return values.tolist()
+
+
+def assign_stories(
+    session: Session,
+    params: ReprintParams,
+    *,
+    urls: Iterable[str] = (),
+    ids: Iterable[int] = (),
+) -> int:
+    """Place the articles named by ``urls`` and ``ids`` in their stories; return how many
+    were (re)indexed. Runs in the caller's transaction; an article whose stored text was
+    indexed already is left as it is, so storing a batch again changes nothing."""
+    _lock(session)
+    rows: dict[int, Any] = {}
+    cols = (ARTICLES.c.id, ARTICLES.c.content, ARTICLES.c.content_md5, ARTICLES.c.story_id)
+    for chunk in chunked(list(dict.fromkeys(urls))):
+        for r in session.execute(select(*cols).where(ARTICLES.c.url.in_(chunk))):
+            rows[r.id] = r
+    for chunk in chunked(list(dict.fromkeys(ids))):
+        for r in session.execute(select(*cols).where(ARTICLES.c.id.in_(chunk))):
+            rows[r.id] = r
+    if not rows:
+        return 0
+    indexed: dict[int, Any] = {}
+    for chunk in chunked(sorted(rows)):
+        stmt = select(SIGS.c.article_id, SIGS.c.content_md5, SIGS.c.signature).where(
+            SIGS.c.article_id.in_(chunk)
+        )
+        for r in session.execute(stmt):
+            indexed[r.article_id] = r
+    done = 0
+    for article_id in sorted(rows):
+        row = rows[article_id]
+        old = indexed.get(article_id)
+        if old is not None and old.content_md5 == row.content_md5 and row.story_id is not None:
+            continue
+        if old is not None:
+            _unindex(session, article_id, old.signature, params)
+        _place(session, row, fingerprint(row.content, params), params)
+        done += 1
+    return done
+
+
+def _unindex(session: Session, article_id: int, blob: bytes | None, params: ReprintParams) -> None:
+    if blob is not None:
+        keys = band_keys(_unpack(blob), params.bands, params.rows)
+        session.execute(
+            delete(BANDS).where(BANDS.c.article_id == article_id, BANDS.c.band_key.in_(keys))
+        )
+    session.execute(delete(SIGS).where(SIGS.c.article_id == article_id))
+
+
+def _place(session: Session, row: Any, fp: Fingerprint, params: ReprintParams) -> None:
+    """Index one article and set its ``story_id`` (merging the stories it joins)."""
+    article_id = row.id
+    session.execute(
+        SIGS.insert().values(
+            article_id=article_id,
+            content_md5=row.content_md5,
+            chars=fp.chars,
+            signature=_pack(fp.signature) if fp.signature is not None else None,
+        )
+    )
+    stories: set[int] = {row.story_id} if row.story_id is not None else set()
+    if fp.signature is not None:
+        stories |= _matching_stories(session, article_id, fp, params)
+        insert = dialect_insert(session, BANDS).values(
+            [{"band_key": k, "article_id": article_id} for k in set(fp.keys)]
+        )
+        session.execute(insert.on_conflict_do_nothing())
+    target = min(stories) if stories else article_id
+    for other in stories - {target}:
+        session.execute(update(ARTICLES).where(ARTICLES.c.story_id == other).values(story_id=target))
+    if row.story_id != target:
+        session.execute(
+            update(ARTICLES).where(ARTICLES.c.id == article_id).values(story_id=target)
+        )
+
+
+def _matching_stories(
+    session: Session, article_id: int, fp: Fingerprint, params: ReprintParams
+) -> set[int]:
+    """The stories of the indexed articles that share a band key with ``fp`` and pass the
+    exact check."""
+    assert fp.signature is not None
+    stmt = (
+        select(SIGS.c.article_id, SIGS.c.signature)
+        .where(
+            SIGS.c.article_id.in_(
+                select(BANDS.c.article_id).where(BANDS.c.band_key.in_(set(fp.keys)))
+            ),
+            SIGS.c.article_id != article_id,
+        )
+    )
+    likely = [
+        r.article_id
+        for r in session.execute(stmt)
+        if r.signature is not None and estimate(fp.signature, _unpack(r.signature)) >= params.prefilter
+    ]
+    if not likely:
+        return set()
+    mine = set(fp.shingles)
+    found: set[int] = set()
+    stmt2 = select(ARTICLES.c.id, ARTICLES.c.content, ARTICLES.c.story_id).where(
+        ARTICLES.c.id.in_(likely)
+    )
+    for r in session.execute(stmt2):
+        theirs = shingles(normalise(r.content), params.shingle)
+        if r.story_id is not None and similarity(mine, theirs) >= params.threshold:
+            found.add(r.story_id)
+    return found
+
+
+def unassigned_count(engine: Engine) -> int:
+    """Stored articles not yet placed in a story (stored before reprint detection)."""
+    with engine.connect() as conn:
+        return conn.scalar(select(func.count()).where(ARTICLES.c.story_id.is_(None))) or 0
+
+
+def rebuild_stories(
+    engine: Engine,
+    params: ReprintParams,
+    *,
+    full: bool = False,
+    progress: Callable[[int], object] | None = None,
+) -> int:
+    """Place every article without a story (``full``: forget the index and every story
+    first, for a changed threshold or shingle size), in id order, ``REBUILD_BATCH``
+    articles per transaction; return how many were placed."""
+    if full:
+        with transaction(engine) as s:
+            _lock(s)
+            s.execute(delete(BANDS))
+            s.execute(delete(SIGS))
+            s.execute(update(ARTICLES).values(story_id=None))
+    done = 0
+    last = 0
+    while True:
+        with transaction(engine) as s:
+            ids = list(
+                s.scalars(
+                    select(ARTICLES.c.id)
+                    .where(ARTICLES.c.story_id.is_(None), ARTICLES.c.id > last)
+                    .order_by(ARTICLES.c.id)
+                    .limit(REBUILD_BATCH)
+                )
+            )
+            if not ids:
+                return done
+            assign_stories(s, params, ids=ids)
+        last = ids[-1]
+        done += len(ids)
+        if progress is not None:
+            progress(len(ids))
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) -> Iterator[Story]:
+    """The stories ``story_ids`` with their members, original first."""
+    by_story: dict[int, list[Any]] = defaultdict(list)
+    for chunk in chunked(list(story_ids)):
+        stmt = select(
+            ARTICLES.c.id,
+            ARTICLES.c.site,
+            ARTICLES.c.url,
+            ARTICLES.c.published,
+            ARTICLES.c.title,
+            ARTICLES.c.content,
+            ARTICLES.c.story_id,
+        ).where(ARTICLES.c.story_id.in_(chunk))
+        for r in session.execute(stmt):
+            by_story[r.story_id].append(r)
+    for sid in story_ids:
+        rows = sorted(by_story.get(sid, []), key=_published_order)
+        if not rows:
+            continue
+        first = set(shingles(normalise(rows[0].content), params.shingle))
+        members = [
+            StoryMember(
+                r.id,
+                r.site,
+                r.url,
+                r.published,
+                r.title,
+                1.0 if k == 0 else similarity(first, shingles(normalise(r.content), params.shingle)),
+            )
+            for k, r in enumerate(rows)
+        ]
+        yield Story(sid, members)
+
+
+def _published_order(r: Any) -> tuple[bool, datetime | None, int]:
+    return (r.published is None, r.published, r.id)
+
+
+def list_stories(
+    engine: Engine,
+    params: ReprintParams,
+    *,
+    site: str | None = None,
+    since: datetime | None = None,
+) -> Iterator[Story]:
+    """Stories of two or more articles, oldest story id first; ``site``: those with a
+    member on that site; ``since``: those with a member published at or after it."""
+    stmt = (
+        select(ARTICLES.c.story_id)
+        .where(ARTICLES.c.story_id.is_not(None))
+        .group_by(ARTICLES.c.story_id)
+        .having(func.count() >= 2)
+    )
+    if site is not None or since is not None:
+        having = select(ARTICLES.c.story_id).where(ARTICLES.c.story_id.is_not(None))
+        if site is not None:
+            having = having.where(ARTICLES.c.site == site)
+        if since is not None:
+            having = having.where(ARTICLES.c.published >= since)
+        stmt = stmt.where(ARTICLES.c.story_id.in_(having))
+    with Session(engine) as s:
+        story_ids = list(s.scalars(stmt.order_by(ARTICLES.c.story_id)))
+        for chunk in chunked(story_ids, 200):
+            yield from _members(s, list(chunk), params)
+
+
+def story_of(engine: Engine, article_id: int, params: ReprintParams) -> Story | None:
+    """The story of one article, ``None`` when it has none yet."""
+    with Session(engine) as s:
+        sid = s.scalar(select(ARTICLES.c.story_id).where(ARTICLES.c.id == article_id))
+        if sid is None:
+            return None
+        return next(_members(s, [sid], params), None)
+
+
+def collapse_ids(engine: Engine, ids: Sequence[int]) -> dict[int, tuple[int | None, list[str]]]:
+    """For article ids (search hits): each one's story id and the sites of its story."""
+    out: dict[int, tuple[int | None, list[str]]] = {}
+    with Session(engine) as s:
+        story: dict[int, int | None] = {}
+        for chunk in chunked(list(ids)):
+            stmt = select(ARTICLES.c.id, ARTICLES.c.story_id, ARTICLES.c.site).where(
+                ARTICLES.c.id.in_(chunk)
+            )
+            for r in s.execute(stmt):
+                story[r.id] = r.story_id
+                out[r.id] = (r.story_id, [r.site])
+        sites: dict[int, set[str]] = defaultdict(set)
+        sids = sorted({v for v in story.values() if v is not None})
+        for chunk in chunked(sids):
+            stmt = (
+                select(ARTICLES.c.story_id, ARTICLES.c.site)
+                .where(ARTICLES.c.story_id.in_(chunk))
+                .distinct()
+            )
+            for r in s.execute(stmt):
+                sites[r.story_id].add(r.site)
+    for aid, (sid, own) in out.items():
+        if sid is not None:
+            out[aid] = (sid, sorted(sites[sid]))
+    return out
+
+
+def reprint_stats(engine: Engine, *, top: int = 10) -> ReprintStats:
+    """Reprint share per site and the ``top`` source -> reprinting site pairs."""
+    out = ReprintStats()
+    with Session(engine) as s:
+        out.unassigned = s.scalar(
+            select(func.count()).where(ARTICLES.c.story_id.is_(None))
+        ) or 0
+        per_site = select(ARTICLES.c.site, func.count()).where(ARTICLES.c.story_id.is_not(None))
+        for site, n in s.execute(per_site.group_by(ARTICLES.c.site)):
+            out.articles[site] = n
+        multi = (
+            select(ARTICLES.c.story_id)
+            .where(ARTICLES.c.story_id.is_not(None))
+            .group_by(ARTICLES.c.story_id)
+            .having(func.count() >= 2)
+        )
+        stmt = select(
+            ARTICLES.c.story_id, ARTICLES.c.id, ARTICLES.c.site, ARTICLES.c.published
+        ).where(ARTICLES.c.story_id.in_(multi))
+        by_story: dict[int, list[Any]] = defaultdict(list)
+        for r in s.execute(stmt):
+            by_story[r.story_id].append(r)
+    pairs: Counter[tuple[str, str]] = Counter()
+    for rows in by_story.values():
+        rows.sort(key=_published_order)
+        original = rows[0]
+        out.originals[original.site] = out.originals.get(original.site, 0) + 1
+        for r in rows[1:]:
+            out.reprints[r.site] = out.reprints.get(r.site, 0) + 1
+        for reprinter in {r.site for r in rows[1:]}:
+            pairs[(original.site, reprinter)] += 1
+    out.stories = len(by_story)
+    out.pairs = [(a, b, n) for (a, b), n in pairs.most_common(top)]
+    return out
+
+
+def index_size(engine: Engine) -> dict[str, int]:
+    """Rows of the reprint index (signatures, band keys), for the cost benchmark."""
+    with engine.connect() as conn:
+        return {
+            "signatures": conn.scalar(select(func.count()).select_from(SIGS)) or 0,
+            "bands": conn.scalar(select(func.count()).select_from(BANDS)) or 0,
+        }
