@@ -38,7 +38,7 @@ from newsspider.storage.runs import (
     start_crawl_run,
     start_nightly_run,
 )
-from newsspider.storage.web_queries import ReadOnlyDatabaseError, readonly_engine
+from newsspider.storage.web_queries import ReadOnlyDatabaseError, has_column, readonly_engine
 from newsspider.web import create_app
 from newsspider.web.serve import bind_warning, is_loopback
 from newsspider.web.views import highlight, removed_lines
@@ -128,6 +128,18 @@ def fill(url: str) -> Corpus:
         upsert_articles(s, rows)
     with engine.connect() as conn:
         ids = dict(conn.execute(text("SELECT url, id FROM articles")).all())
+    if has_column(engine, "articles", "story_id"):  # reprint detection is there: one story
+        snow = ids["https://netease.example/snow.html"]
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE articles SET story_id = id"))
+            conn.execute(
+                text("UPDATE articles SET story_id = :s WHERE site = 'zaobao' AND url LIKE :u"),
+                {"s": snow, "u": "%/0.html"},
+            )
+            conn.execute(
+                text("UPDATE articles SET story_id = :s WHERE site = 'zaobao' AND url LIKE :u"),
+                {"s": snow, "u": "%/1.html"},
+            )
     # Crawl runs: netease finished twice, sina once failed with drops and fetch failures.
     with transaction(engine) as s:
         for site, day, status, pages, dropped, reasons, failures in (
@@ -355,8 +367,8 @@ def test_missing_article_is_404(server: Server) -> None:
     assert server.get("/nosuch")[0] == 404
 
 
-ROUTES = ("/", "/article/{id}", "/dashboard", "/api/search", "/api/article/{id}",
-          "/api/dashboard", "/static/style.css", "/static/echarts.min.js", "/nosuch")  # fmt: skip
+ROUTES = ("/", "/article/{id}", "/dashboard", "/reprints", "/api/search", "/api/article/{id}",
+          "/api/dashboard", "/api/reprints", "/static/style.css", "/static/echarts.min.js", "/nosuch")  # fmt: skip
 
 
 def test_read_only_through_every_route(server: Server) -> None:
@@ -375,6 +387,7 @@ def test_read_only_through_every_route(server: Server) -> None:
             assert status in (404, 405), (method, path, status)
         status, _ = server.get(path, hostile)
         assert status in (200, 404), (path, status)
+    assert server.get("/", {"q": "x", "collapse": "1; DROP TABLE articles"})[0] == 400
     status, _ = server.get("/article/" + quote("1;DELETE FROM articles"))
     assert status in (400, 404)
     assert fingerprint(server.corpus.url) == before
@@ -390,6 +403,26 @@ def test_readonly_engine_refuses_writes(database: Corpus) -> None:
     finally:
         engine.dispose()
     assert engine_for(database.url).connect().execute(text("SELECT count(*) FROM articles")).scalar()
+
+
+def test_reprints_when_stories_exist(server: Server) -> None:
+    """Stories (articles.story_id, reprint detection): the article's story, the collapse
+    switch, /reprints. Without the column the pages say there are no stories yet."""
+    if not has_column(engine_for(server.corpus.url), "articles", "story_id"):
+        assert server.get("/reprints")[0] == 404
+        assert server.json(f"/api/article/{server.corpus.snow_id}")["story"] is None
+        pytest.skip("no articles.story_id in this schema: reprint detection is not there")
+    article = server.json(f"/api/article/{server.corpus.snow_id}")
+    assert {m["site"] for m in article["story"]} == {"zaobao"} and len(article["story"]) == 2
+    data = server.json("/api/reprints")
+    assert data["stories"][0]["story_id"] == server.corpus.snow_id
+    assert data["stories"][0]["articles"] == 3 and data["stories"][0]["sites"] == 2
+    assert data["pairs"] == [{"source": "netease", "site": "zaobao", "articles": 2}]
+    every = server.json("/api/search", {"q": "经济", "site": "zaobao"})
+    collapsed = server.json("/api/search", {"q": "经济", "site": "zaobao", "collapse": "1"})
+    assert len(every["hits"]) == 4 and len(collapsed["hits"]) == 3
+    status, page = server.get("/reprints")
+    assert status == 200 and "北方多地迎来今冬首场降雪" in page
 
 
 # -- token, bind address, command -----------------------------------------------------------

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Engine, create_engine, event, func, inspect, select
+from sqlalchemy import Engine, Integer, String, column, create_engine, event, func, inspect, select, table
 from sqlalchemy.engine import make_url
 
 from newsspider.errors import UserError
@@ -39,6 +39,10 @@ __all__ = [
     "has_column",
     "nightly_warnings",
     "readonly_engine",
+    "reprint_pairs",
+    "stories",
+    "story_ids",
+    "story_members",
     "texts",
 ]
 
@@ -280,3 +284,105 @@ def nightly_warnings(engine: Engine, runs: int) -> list[NightlyWarnings]:
             )
             for r in conn.execute(stmt)
         ]
+
+
+# -- stories (reprints) ---------------------------------------------------------------------
+#
+# ``articles.story_id`` comes with reprint detection (revision 0004): the web view shows
+# stories only when the column is there (:func:`has_column`), and names it through a
+# lightweight table so these queries do not depend on the model declaring it.
+
+STORY = table(
+    "articles",
+    column("id", Integer),
+    column("story_id", Integer),
+    column("site", String),
+    column("title", String),
+    column("url", String),
+    column("published", ARTICLES.c.published.type),
+)
+
+
+def story_ids(engine: Engine, ids: list[int]) -> dict[int, int | None]:
+    """``{id: story_id}`` of these articles."""
+    if not ids:
+        return {}
+    stmt = select(STORY.c.id, STORY.c.story_id).where(STORY.c.id.in_(ids))
+    with engine.connect() as conn:
+        return {r.id: r.story_id for r in conn.execute(stmt)}
+
+
+@dataclass(frozen=True, slots=True)
+class StoryArticle:
+    id: int
+    site: str
+    title: str | None
+    url: str
+    published: datetime | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "site": self.site,
+            "title": self.title,
+            "url": self.url,
+            "published": self.published.isoformat() if self.published else None,
+        }
+
+
+def story_members(engine: Engine, story_id: int, limit: int) -> list[StoryArticle]:
+    """The articles of one story, earliest first (through the index on ``story_id``)."""
+    stmt = (
+        select(STORY.c.id, STORY.c.site, STORY.c.title, STORY.c.url, STORY.c.published)
+        .where(STORY.c.story_id == story_id)
+        .order_by(STORY.c.published.asc().nulls_last(), STORY.c.id)
+        .limit(limit)
+    )
+    with engine.connect() as conn:
+        return [StoryArticle(*r) for r in conn.execute(stmt)]
+
+
+def stories(engine: Engine, limit: int) -> list[dict[str, Any]]:
+    """The largest stories: ``story_id``, articles, sites, and the story's first article."""
+    c = STORY.c
+    grouped = (
+        select(c.story_id, func.count().label("articles"), func.count(c.site.distinct()).label("sites"))
+        .where(c.story_id.is_not(None))
+        .group_by(c.story_id)
+        .having(func.count() > 1)
+        .order_by(func.count().desc(), c.story_id)
+        .limit(limit)
+        .subquery()
+    )
+    first = STORY.alias("first")
+    stmt = select(
+        grouped.c.story_id, grouped.c.articles, grouped.c.sites, first.c.site, first.c.title,
+        first.c.published,
+    ).join(first, first.c.id == grouped.c.story_id, isouter=True).order_by(
+        grouped.c.articles.desc(), grouped.c.story_id
+    )  # fmt: skip
+    with engine.connect() as conn:
+        return [
+            {
+                "story_id": r[0], "articles": r[1], "sites": r[2], "first_site": r[3],
+                "first_title": r[4], "first_published": r[5].isoformat() if r[5] else None,
+            }
+            for r in conn.execute(stmt)
+        ]  # fmt: skip
+
+
+def reprint_pairs(engine: Engine, limit: int) -> list[dict[str, Any]]:
+    """Source -> reprinting site: articles of a story on ``site`` whose story began (its
+    first indexed article, ``id == story_id``) on ``source``; most frequent first."""
+    a, s = STORY.alias("a"), STORY.alias("s")
+    n = func.count()
+    stmt = (
+        select(s.c.site, a.c.site, n)
+        .join(s, s.c.id == a.c.story_id)
+        .where(a.c.id != a.c.story_id)
+        .group_by(s.c.site, a.c.site)
+        .order_by(n.desc(), s.c.site, a.c.site)
+        .limit(limit)
+    )
+    with engine.connect() as conn:
+        return [{"source": r[0], "site": r[1], "articles": r[2]} for r in conn.execute(stmt)]

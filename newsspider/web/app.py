@@ -28,6 +28,7 @@ from starlette.templating import Jinja2Templates
 
 from newsspider.sites import SITES
 from newsspider.storage import Corpus, Engine
+from newsspider.storage.web_queries import has_column
 
 from . import views
 
@@ -123,6 +124,10 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.globals["SITES"] = list(SITES)
     templates.env.globals["DASHBOARD_DAYS"] = views.DASHBOARD_DAYS
+    # Stories come with reprint detection (articles.story_id); without them the pages
+    # show no story parts and /reprints says why.
+    stories_on = has_column(engine, "articles", "story_id")
+    templates.env.globals["STORIES"] = stories_on
 
     def params(request: Request) -> dict[str, str]:
         return {k: v for k, v in request.query_params.items() if k != "token"}
@@ -132,7 +137,7 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
 
     def search_page(request: Request) -> Response:
         p = views.search_params(params(request))
-        result = views.search(corpus, engine, p)
+        result = views.search(corpus, engine, p, stories_on=stories_on)
         query = {k: v for k, v in params(request).items() if k != "page" and v}
         return page(
             request,
@@ -147,13 +152,13 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
 
     def search_api(request: Request) -> Response:
         p = views.search_params(params(request))
-        return JSONResponse(views.search(corpus, engine, p).as_dict())
+        return JSONResponse(views.search(corpus, engine, p, stories_on=stories_on).as_dict())
 
     def _article(request: Request) -> dict[str, Any]:
         article = corpus.get(views.article_id(request.path_params["article_id"]))
         if article is None:
             raise HTTPException(404, "no stored article with this id")
-        return views.article_record(article)
+        return views.article_record(article, engine, stories_on=stories_on)
 
     def article_page(request: Request) -> Response:
         return page(request, "article.html", {"a": _article(request)})
@@ -172,6 +177,20 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
 
     def dashboard_api(request: Request) -> Response:
         return JSONResponse(_dashboard(request))
+
+    def _reprints(request: Request) -> dict[str, Any]:
+        if not stories_on:
+            raise HTTPException(
+                404, "no stories in this database yet: reprint detection (articles.story_id) "
+                "has not been set up (scrapy corpus reprints)"
+            )
+        return views.reprints(engine)
+
+    def reprints_page(request: Request) -> Response:
+        return page(request, "reprints.html", {"r": _reprints(request)})
+
+    def reprints_api(request: Request) -> Response:
+        return JSONResponse(_reprints(request))
 
     async def bad_parameter(request: Request, exc: Exception) -> Response:
         return _error(request, 400, str(exc))
@@ -200,7 +219,9 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
         Route("/", search_page, name="search"),
         Route("/article/{article_id}", article_page, name="article"),
         Route("/dashboard", dashboard_page, name="dashboard"),
+        Route("/reprints", reprints_page, name="reprints"),
         Route("/api/search", search_api),
+        Route("/api/reprints", reprints_api),
         Route("/api/article/{article_id}", article_api),
         Route("/api/dashboard", dashboard_api),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),

@@ -25,6 +25,10 @@ from newsspider.storage.web_queries import (
     article_days,
     crawl_runs,
     nightly_warnings,
+    reprint_pairs,
+    stories,
+    story_ids,
+    story_members,
     texts,
 )
 
@@ -42,6 +46,9 @@ DASHBOARD_DAYS = (30, 90, 365)
 NIGHTLY_RUNS_SHOWN = 7
 #: Newest crawl runs listed in the dashboard's table.
 CRAWL_ROWS_SHOWN = 50
+#: Articles of a story listed on an article page; stories and site pairs on /reprints.
+STORY_SHOWN = 50
+REPRINTS_SHOWN = 50
 #: Markers of the match inside a snippet: private-use characters, removed from the text first.
 MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
 SNIPPET_WIDTH = 80
@@ -139,6 +146,7 @@ class SearchPage:
     page: int
     hits: list[Hit]
     has_more: bool
+    collapse: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -150,6 +158,7 @@ class SearchPage:
             "page": self.page,
             "per_page": PER_PAGE,
             "has_more": self.has_more,
+            "collapse": self.collapse,
             "hits": [h.as_dict() for h in self.hits],
         }
 
@@ -170,6 +179,7 @@ def search_params(params: Mapping[str, str]) -> dict[str, Any]:
         "until": until,
         "sort": param_choice(params, "sort", SORTS),
         "page": param_int(params, "page", 1, 1, MAX_PAGE),
+        "collapse": param_choice(params, "collapse", ("0", "1")) == "1",
     }
 
 
@@ -186,15 +196,18 @@ def highlight(content: str, query: str) -> list[tuple[str, bool]]:
     return out
 
 
-def search(corpus: Corpus, engine: Engine, p: dict[str, Any]) -> SearchPage:
-    """One page of hits: newest first, or ranked by relevance among the newest hits."""
+def search(corpus: Corpus, engine: Engine, p: dict[str, Any], *, stories_on: bool = False) -> SearchPage:
+    """One page of hits: newest first, or ranked by relevance among the newest hits;
+    ``collapse`` (with stories) keeps the first hit of each story among the newest 200."""
+    collapse = bool(p.get("collapse")) and stories_on
     q, page = p["q"], p["page"]
     start = (page - 1) * PER_PAGE
     hits: list[Any] = []
     has_more = False
     if q:
         q = normalize_query(q)
-        window = RELEVANCE_WINDOW if p["sort"] == "relevance" else start + PER_PAGE + 1
+        wide = p["sort"] == "relevance" or collapse
+        window = RELEVANCE_WINDOW if wide else start + PER_PAGE + 1
         found = corpus.search(q, site=p["site"], since=p["since"], until=p["until"], limit=window)
         if p["sort"] == "relevance":
             bodies = texts(engine, [h.id for h in found])
@@ -205,6 +218,16 @@ def search(corpus: Corpus, engine: Engine, p: dict[str, Any]) -> SearchPage:
                 return ((needle in (title or "").casefold()), content.casefold().count(needle))
 
             found = sorted(found, key=score, reverse=True)  # stable: newest first on ties
+        if collapse:
+            story = story_ids(engine, [h.id for h in found])
+            seen: set[int] = set()
+            kept = []
+            for h in found:
+                key = story.get(h.id) or -h.id
+                if key not in seen:
+                    seen.add(key)
+                    kept.append(h)
+            found = kept
         has_more = len(found) > start + PER_PAGE
         hits = found[start : start + PER_PAGE]
     bodies = texts(engine, [h.id for h in hits]) if hits else {}
@@ -221,6 +244,7 @@ def search(corpus: Corpus, engine: Engine, p: dict[str, Any]) -> SearchPage:
             for h in hits
         ],
         has_more=has_more,
+        collapse=collapse,
     )
 
 
@@ -255,8 +279,14 @@ def safe_link(url: str) -> str | None:
     return url if re.match(r"https?://", url, re.IGNORECASE) else None
 
 
-def article_record(article: Article) -> dict[str, Any]:
+def article_record(article: Article, engine: Engine, *, stories_on: bool = False) -> dict[str, Any]:
+    story: list[dict[str, Any]] | None = None
+    if stories_on:
+        story_id = story_ids(engine, [article.id]).get(article.id)
+        members = story_members(engine, story_id, STORY_SHOWN + 1) if story_id else []
+        story = [m.as_dict() for m in members if m.id != article.id][:STORY_SHOWN]
     return {
+        "story": story,
         "id": article.id,
         "url": article.url,
         "link": safe_link(article.url),
@@ -272,6 +302,14 @@ def article_record(article: Article) -> dict[str, Any]:
         "encoding": article.encoding,
         "content": article.content,
         "removed_lines": removed_lines(article.raw_text, article.content),
+    }
+
+
+def reprints(engine: Engine) -> dict[str, Any]:
+    """The largest stories and the source -> reprinting site pairs."""
+    return {
+        "stories": stories(engine, REPRINTS_SHOWN),
+        "pairs": reprint_pairs(engine, REPRINTS_SHOWN),
     }
 
 
