@@ -66,6 +66,7 @@ __all__ = [
     "WarcRecorderExtension",
     "WarcReplayMiddleware",
     "build_warc",
+    "repair_warc_tail",
     "replay_key",
     "write_response_record",
 ]
@@ -320,6 +321,28 @@ def _warcinfo(writer: WARCWriter, path: Path, **info: str) -> None:
     )
 
 
+def repair_warc_tail(path: Path) -> int:
+    """Cut ``path`` after its last whole record (a torn record or garbage at the end, as a
+    recorder killed mid-write leaves); return the bytes removed."""
+    size = path.stat().st_size
+    good = 0
+    with open(path, "rb") as fh:
+        it = ArchiveIterator(fh)
+        try:
+            for record in it:
+                start, length = it.get_record_offset(), it.get_record_length()
+                if getattr(record.raw_stream, "limit", 0) > 0:
+                    break
+                good = start + length
+        except Exception as exc:  # warcio fails on garbage in many ways; the cut is the same
+            logger.debug("%s: unreadable after byte %s: %r", path, good, exc)
+    if good < size:
+        logger.warning("%s: torn tail of %s bytes cut before appending", path, size - good)
+        with open(path, "r+b") as fh:
+            fh.truncate(good)
+    return size - good
+
+
 class WarcRecorderExtension:
     """Record every downloaded response of a live crawl into ``WARC_OUTPUT``.
 
@@ -327,18 +350,30 @@ class WarcRecorderExtension:
     gzip members (when the path ends in ``.gz``) and flushed at once, so the
     file is a valid archive at every moment, even if the crawl is killed; it
     is closed on ``spider_closed``. ``data:`` and ``file:`` responses are not
-    recorded. An existing file is replaced. Stat: ``warc_output/response_count``.
+    recorded. An existing file is replaced, or with ``append`` (the nightly run's
+    recorder, :mod:`newsspider.nightly.warc`) continued after its last whole record, a
+    torn tail (a recorder killed mid-write) cut off first (:func:`repair_warc_tail`).
+    Stat: ``warc_output/response_count``.
     """
 
-    def __init__(self, path: Path, stats: StatsCollector) -> None:
+    def __init__(self, path: Path, stats: StatsCollector, *, append: bool = False) -> None:
         self.path = path
         self.stats = stats
         self.count = 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[bytes] | None = open(path, "wb")  # closed on spider_closed
-        self._writer = _open_writer(self._fh, path)
-        _warcinfo(self._writer, path, format="WARC File Format 1.1")
+        self.append = append
+        self.closed = False
+        self._fh: IO[bytes] | None = None  # closed on spider_closed
+        if not append:  # appending opens at the first response: no file for a crawl of none
+            self._open()
+
+    def _open(self) -> IO[bytes]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.append and self.path.is_file():
+            repair_warc_tail(self.path)
+        self._fh = open(self.path, "ab" if self.append else "wb")  # noqa: SIM115
+        _warcinfo(_open_writer(self._fh, self.path), self.path, format="WARC File Format 1.1")
         self._fh.flush()
+        return self._fh
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -351,15 +386,16 @@ class WarcRecorderExtension:
         return ext
 
     def response_downloaded(self, response: Response, request: Request) -> None:
-        if self._fh is None or not response.url.startswith(("http://", "https://")):
+        if self.closed or not response.url.startswith(("http://", "https://")):
             return
+        fh = self._fh if self._fh is not None else self._open()
         buf = io.BytesIO()
         writer = _open_writer(buf, self.path)
         resp = self._response_record(writer, response)
         req = self._request_record(writer, request)
         writer.write_request_response_pair(req, resp)
-        self._fh.write(buf.getvalue())  # one write per pair: no half pair on a clean stop
-        self._fh.flush()
+        fh.write(buf.getvalue())  # one write per pair: no half pair on a clean stop
+        fh.flush()
         self.count += 1
         self.stats.inc_value("warc_output/response_count")
 
@@ -405,6 +441,7 @@ class WarcRecorderExtension:
         )
 
     def spider_closed(self) -> None:
+        self.closed = True
         if self._fh is None:
             return
         self._fh.close()

@@ -6,6 +6,7 @@ The command (``newsspider/commands/nightly.py``) parses options and calls
 - ``lock``: the host's run lock (``flock``), so a second start exits at once;
 - ``jobdir``: each site's resumable ``JOBDIR`` and the marker saying how it was left;
 - ``crawl``: one site's crawler, what its signals report, and its recorded outcome;
+- ``warc``: every fetched page recorded to the day's WARC of its site;
 - ``run``: the run itself (lock, crawl every site, re-clean, report);
 - ``report``: the report and the site health checks, pure functions of plain values.
 

@@ -12,6 +12,8 @@ What one run does, in this order:
    INCREMENTAL=False`` refreshes everything instead.
 4. **Resumable** (``jobdir.py``): each site crawls with ``JOBDIR = NIGHTLY_JOBDIR/<site>``;
    a cleanly stopped crawl is resumed by a start within ``NIGHTLY_RESUME_HOURS``.
+   Every fetched page is kept (``warc.py``): ``NIGHTLY_WARC_DIR/<site>/<date>.warc.gz``,
+   appended to by a second run that day, for ``scrapy reextract``.
 5. **Record**: ``CorpusPipeline`` writes each site's ``crawl_runs`` row; the run adds
    ``nightly_runs`` (the run) and ``nightly_site_runs`` (per site: outcome, requests,
    skipped, median body length).
@@ -52,6 +54,7 @@ from . import report
 from .crawl import SiteCrawl
 from .jobdir import prepare_jobdir
 from .lock import RunLock
+from .warc import enable_recording
 
 if TYPE_CHECKING:
     from scrapy.crawler import CrawlerProcessBase
@@ -116,6 +119,9 @@ def _run_locked(
     process: CrawlerProcessBase, sites: list[str], spargs: dict[str, str], growth: float
 ) -> NightlyResult:
     _enable_incremental(process.settings)
+    warc_setting = process.settings.get("NIGHTLY_WARC_DIR")  # "" turns recording off
+    warc_root = project_path(warc_setting) if warc_setting else None
+    enable_recording(process.settings, warc_root, today=datetime.now(UTC).date())
     engine = engine_from_settings(process.settings)
     create_schema(engine)
     host = socket.gethostname()
