@@ -1,4 +1,4 @@
-"""Best-mode rules for sites the method was never tuned on (issue 15).
+"""Best-mode rules for sites the method was never tuned on.
 
 Each test builds a small synthetic page showing one behaviour, checks the rule
 handles it, and checks that with the rule's switch off the behaviour is back
