@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -39,6 +39,7 @@ __all__ = [
     "has_column",
     "nightly_warnings",
     "readonly_engine",
+    "relevance",
     "reprint_pairs",
     "stories",
     "story_ids",
@@ -136,25 +137,71 @@ def _utc_hour(engine: Engine, col: Any) -> Any:
     return func.strftime("%Y-%m-%d %H", col)  # SQLite stores the UTC wall time
 
 
+def relevance(engine: Engine, ids: list[int], query: str) -> dict[int, tuple[int, int]]:
+    """``{id: (query in title, matches in content)}``, counted in the database (no body
+    leaves it): ASCII letters case-insensitive, as search is."""
+    if not ids:
+        return {}
+    q = query.lower()
+    title = func.lower(func.coalesce(ARTICLES.c.title, ""))
+    content = func.lower(ARTICLES.c.content)
+    stmt = select(
+        ARTICLES.c.id,
+        func.instr(title, q) if engine.dialect.name == "sqlite" else func.strpos(title, q),
+        (func.length(content) - func.length(func.replace(content, q, ""))) / len(q),
+    ).where(ARTICLES.c.id.in_(ids))
+    with engine.connect() as conn:
+        return {r[0]: (int(r[1] > 0), int(r[2] or 0)) for r in conn.execute(stmt)}
+
+
+def _fixed_offset(zone: ZoneInfo, since: datetime, until: datetime) -> timedelta | None:
+    """The zone's one UTC offset over ``[since, until)``, None when it changes (DST)."""
+    step = max((until - since) / 48, timedelta(hours=1))
+    offsets = set()
+    t = since
+    while t <= until:
+        offsets.add(t.astimezone(zone).utcoffset())
+        t += step
+    offsets.add(until.astimezone(zone).utcoffset())
+    return offsets.pop() if len(offsets) == 1 else None
+
+
 def article_days(engine: Engine, since: datetime, until: datetime) -> dict[str, dict[date, int]]:
     """Articles per site and site-local publication day, published in ``[since, until)``.
 
-    Grouped in SQL by site and UTC hour over the ``published`` index's range, then moved
-    to each site's zone in Python (as ``Corpus.stats``): exact for whole-hour offsets.
+    When every zone of the site table (and the default zone) has one and the same UTC
+    offset over the window (all of today's sites: UTC+8, no DST) the database groups by
+    site and local day directly, over the covering index ``(site, published)``: a few
+    hundred groups for a year. Otherwise it groups by UTC hour and Python moves each hour
+    to its site's zone (as ``Corpus.stats``), exact for any whole-hour offset.
     """
-    hour = _utc_hour(engine, ARTICLES.c.published)
+    col = ARTICLES.c.published
+    zones = {s.zone for s in SITES.values()} | {ZoneInfo(DEFAULT_TZ)}
+    offsets = {_fixed_offset(z, since, until) for z in zones}
+    offset = offsets.pop() if len(offsets) == 1 else None
+    if offset is not None:
+        minutes = int(offset.total_seconds() // 60)
+        if engine.dialect.name == "postgresql":
+            bucket = func.date(func.timezone("UTC", col) + offset)
+        else:  # SQLite: the stored text is UTC with its offset, which datetime() reads
+            bucket = func.substr(func.datetime(col, f"{minutes:+d} minutes"), 1, 10)
+    else:
+        bucket = _utc_hour(engine, col)
     stmt = (
-        select(ARTICLES.c.site, hour, func.count())
-        .where(ARTICLES.c.published >= since.astimezone(UTC))
-        .where(ARTICLES.c.published < until.astimezone(UTC))
-        .group_by(ARTICLES.c.site, hour)
+        select(ARTICLES.c.site, bucket, func.count())
+        .where(col >= since.astimezone(UTC))
+        .where(col < until.astimezone(UTC))
+        .group_by(ARTICLES.c.site, bucket)
     )
     out: dict[str, dict[date, int]] = {}
     with engine.connect() as conn:
-        for site, bucket, n in conn.execute(stmt):
-            if isinstance(bucket, str):
-                bucket = datetime.strptime(bucket, "%Y-%m-%d %H")
-            day = bucket.replace(tzinfo=UTC).astimezone(_zone(site)).date()
+        for site, value, n in conn.execute(stmt):
+            if offset is not None:
+                day = value if isinstance(value, date) else date.fromisoformat(value)
+            else:
+                if isinstance(value, str):
+                    value = datetime.strptime(value, "%Y-%m-%d %H")
+                day = value.replace(tzinfo=UTC).astimezone(_zone(site)).date()
             days = out.setdefault(site, {})
             days[day] = days.get(day, 0) + n
     return {site: dict(sorted(days.items())) for site, days in sorted(out.items())}

@@ -172,8 +172,7 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
 
     def dashboard_page(request: Request) -> Response:
         data = _dashboard(request)
-        runs = list(reversed(data["crawl_runs"]))[: views.CRAWL_ROWS_SHOWN]
-        return page(request, "dashboard.html", {"d": data, "recent_runs": runs})
+        return page(request, "dashboard.html", {"d": data, "recent_runs": data["crawl_runs"]})
 
     def dashboard_api(request: Request) -> Response:
         return JSONResponse(_dashboard(request))

@@ -25,6 +25,7 @@ from newsspider.storage.web_queries import (
     article_days,
     crawl_runs,
     nightly_warnings,
+    relevance,
     reprint_pairs,
     stories,
     story_ids,
@@ -210,12 +211,10 @@ def search(corpus: Corpus, engine: Engine, p: dict[str, Any], *, stories_on: boo
         window = RELEVANCE_WINDOW if wide else start + PER_PAGE + 1
         found = corpus.search(q, site=p["site"], since=p["since"], until=p["until"], limit=window)
         if p["sort"] == "relevance":
-            bodies = texts(engine, [h.id for h in found])
-            needle = q.casefold()
+            scores = relevance(engine, [h.id for h in found], q)
 
             def score(h: Any) -> tuple[int, int]:
-                title, content = bodies.get(h.id, (h.title, ""))
-                return ((needle in (title or "").casefold()), content.casefold().count(needle))
+                return scores.get(h.id, (0, 0))
 
             found = sorted(found, key=score, reverse=True)  # stable: newest first on ties
         if collapse:
@@ -334,6 +333,8 @@ def dashboard(engine: Engine, days: int, *, now: datetime | None = None) -> dict
     index = {d: i for i, d in enumerate(day_list)}
     drops: dict[str, list[int]] = {}
     failures = [0] * days
+    pages: dict[str, list[int | None]] = {}
+    failed: dict[str, list[int]] = {}
     for r in runs:
         i = index.get(r.started_at.astimezone(ZoneInfo(DEFAULT_TZ)).date())
         if i is None:
@@ -341,6 +342,10 @@ def dashboard(engine: Engine, days: int, *, now: datetime | None = None) -> dict
         for reason, n in r.drop_reasons.items():
             drops.setdefault(reason, [0] * days)[i] += n
         failures[i] += r.fetch_failures
+        site_pages = pages.setdefault(r.site, [None] * days)
+        site_pages[i] = (site_pages[i] or 0) + r.pages_fetched
+        if r.status not in ("finished", "running"):
+            failed.setdefault(r.site, [0] * days)[i] += 1
     return {
         "days": days,
         "first": first.isoformat(),
@@ -348,7 +353,11 @@ def dashboard(engine: Engine, days: int, *, now: datetime | None = None) -> dict
         "day_list": [d.isoformat() for d in day_list],
         "articles_per_day": per_day,
         "articles_total": {site: sum(series) for site, series in per_day.items()},
-        "crawl_runs": [r.as_dict() for r in runs],
+        # The newest runs one by one; the charts take per-day sums (a year of nightly runs
+        # of every site would make a page of a megabyte).
+        "crawl_runs": [r.as_dict() for r in runs[-CRAWL_ROWS_SHOWN:]][::-1],
+        "pages_per_day": dict(sorted(pages.items())),
+        "failed_runs_per_day": dict(sorted(failed.items())),
         "crawl_summary": crawl_summary(runs),
         "drops_per_day": dict(sorted(drops.items())),
         "fetch_failures_per_day": failures,

@@ -29,34 +29,21 @@
     })
   });
 
-  // Crawl runs over time: pages fetched per run, per site; runs not finished in red.
-  var bySite = {};
-  data.crawl_runs.forEach(function (r) {
-    (bySite[r.site] = bySite[r.site] || []).push(r);
-  });
+  // Crawl runs per site and day: pages fetched; a day with a run that did not finish in red.
+  var runSites = Object.keys(data.pages_per_day);
   chart("chart-runs", {
-    tooltip: {
-      trigger: "item",
-      formatter: function (p) {
-        var r = p.data.run;
-        return echarts.format.encodeHTML(
-          r.site + " run " + r.id + ": " + r.status + ", " + r.pages_fetched + " pages, " +
-          r.items_new + " new, " + r.items_dropped + " dropped, " + r.fetch_failures + " failed fetches");
-      }
-    },
-    legend: { top: 0 },
+    tooltip: { trigger: "axis" },
+    legend: { top: 0, type: "scroll" },
     grid: { left: 50, right: 20, top: 40, bottom: 40 },
-    xAxis: { type: "time", min: Date.parse(data.first + "T00:00:00+08:00"),
-             max: Date.parse(data.last + "T24:00:00+08:00") },
+    xAxis: { type: "category", data: data.day_list },
     yAxis: { type: "value", name: "pages", minInterval: 1 },
-    series: Object.keys(bySite).map(function (s) {
+    series: runSites.map(function (s) {
+      var failed = data.failed_runs_per_day[s] || [];
       return {
-        name: s, type: "line", showAllSymbol: true, symbolSize: 7,
-        data: bySite[s].map(function (r) {
-          var bad = r.status !== "finished" && r.status !== "running";
-          return { value: [Date.parse(r.started_at), r.pages_fetched], run: r,
-                   itemStyle: bad ? { color: "#d62728" } : undefined,
-                   symbol: bad ? "triangle" : "circle" };
+        name: s, type: "line", connectNulls: false, showAllSymbol: true, symbolSize: 6,
+        data: data.pages_per_day[s].map(function (v, i) {
+          return failed[i] ? { value: v, symbol: "triangle", symbolSize: 11,
+                               itemStyle: { color: "#d62728" } } : v;
         })
       };
     })
