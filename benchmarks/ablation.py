@@ -53,6 +53,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "repeated_lines": lambda: patched(best, REPEATED_LINES=False),
     "consent_dialogs": lambda: patched(best, CONSENT_DIALOGS=False),
     "hidden_elements": lambda: patched(best, HIDDEN_ELEMENTS=False),
+    "player_controls": lambda: patched(best, PLAYER_CONTROLS=False),
     "article_anchor": lambda: patched(best, ARTICLE_ANCHOR=False),
     "link_blocks": lambda: patched(best, LINK_BLOCKS=False),
     "structure_lines": lambda: patched(best, STRUCTURE_LINES=False),

@@ -316,3 +316,15 @@ def test_a_page_of_no_known_site_takes_its_languages_zone(monkeypatch):
     assert extract_article(html, tz="Asia/Shanghai").published.tzinfo == shanghai
     monkeypatch.setattr(best, "PAGE_ZONE", False)
     assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=shanghai)
+
+
+def test_video_player_controls_are_not_body(monkeypatch):
+    """``player_controls``: the control bar and menus of a video player (``vjs-``, ``yvp-``...)
+    are noise, however many short lines they hold."""
+    player = "<div class='vjs-control-bar'>Playback Rate</div><div class='yvp-tab'>Presets</div>"
+    paragraphs = [f"<p>{LATIN} {k}</p>" for k in range(4)]
+    html = latin_page("".join(paragraphs[:2]) + player + "".join(paragraphs[2:]))
+    text = extract_article(html).text
+    assert text.count(LATIN) == 4 and "Playback Rate" not in text and "Presets" not in text
+    monkeypatch.setattr(best, "PLAYER_CONTROLS", False)
+    assert "Playback Rate" in extract_article(html).text

@@ -46,6 +46,12 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     Soft hyphens and zero-width spaces (U+00AD, U+200B, U+2060, U+FEFF) are
     taken out of the body.
 
+``player_controls`` (``noise_containers``)
+    A video player's control bar and menus (play, mute, playback rate, caption
+    fonts) are many short lines between body paragraphs; a class/id token
+    containing one of ``PLAYER_SUBSTRINGS`` (``vjs-``, ``jw-``, ``ytp-``,
+    ``yvp-``, ``control-bar`` ...) is noise (share rule kept).
+
 ``hidden_elements`` (``noise_containers``)
     An element no reader sees (the ``hidden`` attribute, an inline
     ``display:none`` or ``visibility:hidden``) is noise, under the same share
@@ -287,6 +293,23 @@ NOISE = NoiseRule(
 #: token that name a consent or cookie notice (``cmplz-cookiebanner``, ``cookie-notice``,
 #: ``onetrust-consent-sdk``, ``privacy-overview``): matched inside tokens, not as whole ones.
 CONSENT_DIALOGS = True
+#: ``player_controls``: on (the ablation switches it off), and the parts of a class/id token
+#: that name a video player's controls and menus (video.js, JW Player, YouTube's, Yahoo's,
+#: MediaElement, Plyr, and the generic control bar).
+PLAYER_CONTROLS = True
+PLAYER_SUBSTRINGS: tuple[str, ...] = (
+    "vjs-",
+    "video-js",
+    "jw-",
+    "jwplayer",
+    "ytp-",
+    "yvp-",
+    "mejs-",
+    "plyr",
+    "control-bar",
+    "controlbar",
+    "player-controls",
+)
 #: ``hidden_elements``: on (the ablation switches it off).
 HIDDEN_ELEMENTS = True
 CONSENT_SUBSTRINGS: tuple[str, ...] = (
@@ -302,11 +325,13 @@ CONSENT_SUBSTRINGS: tuple[str, ...] = (
 
 
 def noise_rule() -> NoiseRule | None:
-    """The noise rule in force: ``NOISE``, with ``consent_dialogs`` and ``hidden_elements``
-    when they are on."""
-    if NOISE is None or not (CONSENT_DIALOGS or HIDDEN_ELEMENTS):
+    """The noise rule in force: ``NOISE``, with ``consent_dialogs``, ``player_controls`` and
+    ``hidden_elements`` when they are on."""
+    if NOISE is None or not (CONSENT_DIALOGS or HIDDEN_ELEMENTS or PLAYER_CONTROLS):
         return NOISE
-    substrings = CONSENT_SUBSTRINGS if CONSENT_DIALOGS else ()
+    substrings = (CONSENT_SUBSTRINGS if CONSENT_DIALOGS else ()) + (
+        PLAYER_SUBSTRINGS if PLAYER_CONTROLS else ()
+    )
     return _extended(NOISE, substrings, CONSENT_DIALOGS, HIDDEN_ELEMENTS)
 
 
