@@ -1,4 +1,4 @@
-"""``scrapy corpus search|show|export|stats``: query the stored corpus from the shell.
+"""``scrapy corpus search|show|export|stats|reprints``: query the stored corpus from the shell.
 
 A thin shell over :class:`newsspider.storage.Corpus` on the database of the
 ``DATABASE_URL`` setting (else ``$DATABASE_URL``, else ``data/corpus.db``). Logging is off
@@ -26,12 +26,27 @@ from scrapy.exceptions import UsageError
 from newsspider.cli import NewsCommand, time_zone
 from newsspider.errors import UserError
 from newsspider.progress import progress_bar, stderr_is_terminal
+from newsspider.reprints import params_from_settings
 from newsspider.sites import SITES
 from newsspider.storage import Article, Corpus, check_database, index_missing
 from newsspider.storage.corpus import DEFAULT_TZ, EXPORT_COLUMNS, EXPORT_FORMATS, utc_day_bounds
+from newsspider.storage.stories import (
+    ReprintStats,
+    Story,
+    collapse_ids,
+    list_stories,
+    rebuild_stories,
+    reprint_stats,
+    story_of,
+    unassigned_count,
+)
 from newsspider.web import serve
 
-ACTIONS = ("search", "show", "export", "stats", "serve")
+ACTIONS = ("search", "show", "export", "stats", "serve", "reprints")
+#: ``--format`` of ``reprints`` (``export`` takes EXPORT_FORMATS)
+REPRINT_FORMATS = ("table", "jsonl")
+#: search hits fetched per hit shown with ``--collapse`` (reprints fold into one)
+COLLAPSE_FETCH = 5
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -66,7 +81,7 @@ class Command(NewsCommand):
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return "search QUERY | show ID|URL | export | stats | serve  [options]"
+        return "search QUERY | show ID|URL | export | stats | serve | reprints  [options]"
 
     def short_desc(self) -> str:
         return "Search, show, export or count the stored articles"
@@ -76,7 +91,8 @@ class Command(NewsCommand):
             "search QUERY: full-text search (Chinese works; any length); "
             "show ID|URL: one article; export --format jsonl|csv [-o FILE]: every stored "
             "field, streamed; stats: articles per site and day, newest article, line tables; "
-            "serve [--host H] [--port P] [--token T]: the corpus in the browser, read-only. "
+            "serve [--host H] [--port P] [--token T]: the corpus in the browser, read-only; "
+            "reprints [--format table|jsonl] [--rebuild]: stories of two or more articles. "
             "Dates: YYYY-MM-DD or ISO 8601; without an offset they are read in --tz."
         )
 
@@ -89,7 +105,10 @@ class Command(NewsCommand):
         parser.add_argument("--limit", type=int, default=20, help="search results (20)")
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument(
-            "--format", choices=EXPORT_FORMATS, default="jsonl", help="export format (jsonl)"
+            "--format",
+            choices=(*EXPORT_FORMATS, "table"),
+            default=None,
+            help="export: jsonl (default) or csv; reprints: table (default) or jsonl",
         )
         parser.add_argument("-o", "--output", default=None, help="export to FILE (stdout)")
         parser.add_argument(
@@ -98,6 +117,12 @@ class Command(NewsCommand):
         parser.add_argument("--host", default=None, help="serve: bind address (WEB_HOST)")
         parser.add_argument("--port", type=int, default=None, help="serve: port (WEB_PORT)")
         parser.add_argument("--token", default=None, help="serve: access token (WEB_TOKEN)")
+        parser.add_argument(
+            "--collapse", action="store_true", help="search: one hit per story (reprints folded)"
+        )
+        parser.add_argument(
+            "--rebuild", action="store_true", help="reprints: regroup every stored article"
+        )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or args[0] not in ACTIONS:
@@ -131,7 +156,17 @@ class Command(NewsCommand):
         elif action == "export":
             if rest:
                 raise UsageError("export takes no arguments, only options")
+            opts.format = opts.format or "jsonl"
+            if opts.format not in EXPORT_FORMATS:
+                raise UsageError("export --format is jsonl or csv", print_help=False)
             self._export(corpus, opts, since, until)
+        elif action == "reprints":
+            if rest:
+                raise UsageError("reprints takes no arguments, only options")
+            opts.format = opts.format or "table"
+            if opts.format not in REPRINT_FORMATS:
+                raise UsageError("reprints --format is table or jsonl", print_help=False)
+            self._reprints(corpus, opts, since)
         else:
             if rest:
                 raise UsageError("stats takes no arguments")
@@ -163,7 +198,11 @@ class Command(NewsCommand):
         since: datetime | None,
         until: datetime | None,
     ) -> None:
-        hits = corpus.search(query, site=opts.site, since=since, until=until, limit=opts.limit)
+        fetch = opts.limit * COLLAPSE_FETCH if opts.collapse else opts.limit
+        hits = corpus.search(query, site=opts.site, since=since, until=until, limit=fetch)
+        if opts.collapse:
+            self._search_collapsed(corpus, query, hits[: fetch], opts)
+            return
         if opts.json:
             print(json.dumps([h.as_dict() for h in hits], ensure_ascii=False, indent=2))  # noqa: T201
             return
@@ -180,7 +219,10 @@ class Command(NewsCommand):
             what = "id" if key.strip().isdigit() else "URL"
             raise UsageError(f"no stored article with {what} {key!r}", print_help=False)
         record = _record(article)
+        assert self.settings is not None
+        story = story_of(corpus.engine, article.id, params_from_settings(self.settings))
         if opts.json:
+            record["story"] = story.as_dict() if story is not None else None
             print(json.dumps(record, ensure_ascii=False, indent=2))  # noqa: T201
             return
         for name in ("id", "url", "site", "source", "title", "encoding", "content_md5"):
@@ -190,8 +232,68 @@ class Command(NewsCommand):
             value = getattr(article, name)
             where = f"  [{found}]" if name == "published" and found else ""  # as scrapy extract
             print(f"{name + ':':13}{_local(value, article.site)}{where}")  # noqa: T201
+        if story is None:
+            print(f"{'story:':13}- (not yet grouped: scrapy corpus reprints)")  # noqa: T201
+        elif len(story.members) == 1:
+            print(f"{'story:':13}{story.id} (no reprint)")  # noqa: T201
+        else:
+            print(f"{'story:':13}{story.id} ({len(story.members)} articles)")  # noqa: T201
+            print(_story_table(story, marked=article.id))  # noqa: T201
         print()  # noqa: T201
         print(article.content)  # noqa: T201
+
+    def _search_collapsed(
+        self, corpus: Corpus, query: str, hits: list[Any], opts: argparse.Namespace
+    ) -> None:
+        """One hit per story (its newest matching article), with the story's sites."""
+        stories = collapse_ids(corpus.engine, [h.id for h in hits])
+        shown: list[tuple[Any, int | None, list[str]]] = []
+        seen: set[int] = set()
+        for h in hits:
+            story, sites = stories.get(h.id, (None, [h.site]))
+            if story is not None and story in seen:
+                continue
+            if story is not None:
+                seen.add(story)
+            shown.append((h, story, sites))
+            if len(shown) == opts.limit:
+                break
+        if opts.json:
+            out = [h.as_dict() | {"story_id": sid, "sites": sites} for h, sid, sites in shown]
+            print(json.dumps(out, ensure_ascii=False, indent=2))  # noqa: T201
+            return
+        if not shown:
+            print(f"no article contains {query!r}")  # noqa: T201
+            return
+        for h, _, sites in shown:
+            print(f"{h.id}\t{h.site}\t{_local(h.published, h.site)}\t{h.title or '-'}")  # noqa: T201
+            print(f"\t{h.snippet}")  # noqa: T201
+            if len(sites) > 1:
+                print(f"\talso on: {', '.join(s for s in sites if s != h.site)}")  # noqa: T201
+
+    def _reprints(self, corpus: Corpus, opts: argparse.Namespace, since: datetime | None) -> None:
+        """Stories of two or more articles; first the articles not yet grouped (all of
+        them with ``--rebuild``), behind a bar."""
+        assert self.settings is not None
+        params = params_from_settings(self.settings)
+        engine = corpus.engine
+        todo = corpus.count() if opts.rebuild else unassigned_count(engine)
+        if todo:
+            with progress_bar(todo, desc="reprints", unit="article") as bar:
+                rebuild_stories(engine, params, full=opts.rebuild, progress=bar.update)
+        stories = list_stories(engine, params, site=opts.site, since=since)
+        if opts.format == "jsonl":
+            for story in stories:
+                print(json.dumps(story.as_dict(), ensure_ascii=False))  # noqa: T201
+            return
+        n = 0
+        for story in stories:
+            n += 1
+            print(f"story {story.id}: {len(story.members)} articles, sites {', '.join(story.sites)}")  # noqa: T201
+            print(_story_table(story))  # noqa: T201
+            print()  # noqa: T201
+        if not n:
+            print("no story has two or more articles")  # noqa: T201
 
     def _export(
         self,
@@ -228,9 +330,39 @@ class Command(NewsCommand):
         stats = corpus.stats()
         if opts.site is not None:
             stats = stats.only(opts.site)
+        reprints = reprint_stats(corpus.engine)
         if opts.json:
-            print(json.dumps(stats.as_dict(), ensure_ascii=False, indent=2))  # noqa: T201
+            out = stats.as_dict() | {"reprints": reprints.as_dict()}
+            print(json.dumps(out, ensure_ascii=False, indent=2))  # noqa: T201
             return
+        self._stats_tables(stats, opts)
+        self._reprint_tables(reprints, opts.site)
+
+    def _reprint_tables(self, reprints: ReprintStats, site: str | None) -> None:
+        """``stats``: the reprint share per site and the top source -> reprinting pairs."""
+        sites = [s for s in reprints.articles if site is None or s == site]
+        if not sites:
+            return
+        print(f"\nreprints ({reprints.stories} stories of two or more articles):")  # noqa: T201
+        rows = [
+            (
+                s,
+                str(reprints.articles[s]),
+                str(reprints.originals.get(s, 0)),
+                str(reprints.reprints.get(s, 0)),
+                f"{reprints.share(s):.1%}",
+            )
+            for s in sorted(sites)
+        ]
+        print(_table(("site", "articles", "originals", "reprints", "reprint share"), rows))  # noqa: T201
+        pairs = [p for p in reprints.pairs if site is None or site in p[:2]]
+        if pairs:
+            print("\ntop source -> reprinting site (stories):")  # noqa: T201
+            print(_table(("source", "reprinted by", "stories"), [(a, b, str(n)) for a, b, n in pairs]))  # noqa: T201
+        if reprints.unassigned:
+            print(f"\n{reprints.unassigned} articles not yet grouped: scrapy corpus reprints")  # noqa: T201
+
+    def _stats_tables(self, stats: Any, opts: argparse.Namespace) -> None:
         header = ("site", "articles", "newest (site time)", "id", "line rows", "RC", "reclean RC")
         rows = [
             (
@@ -269,6 +401,21 @@ def _record(article: Article) -> dict[str, Any]:
         value = getattr(article, name)
         out[name] = value.isoformat() if isinstance(value, datetime) else value
     return out
+
+
+def _story_table(story: Story, marked: int | None = None) -> str:
+    """A story's members, original first: id, site, time, similarity to the original, URL."""
+    rows = [
+        (
+            ("* " if m.id == marked else "  ") + str(m.id),
+            m.site,
+            _local(m.published, m.site),
+            "original" if k == 0 else f"{m.similarity:.2f}",
+            m.url,
+        )
+        for k, m in enumerate(story.members)
+    ]
+    return _table(("  id", "site", "published", "similarity", "url"), rows)
 
 
 def _local(value: datetime | None, site: str) -> str:

@@ -247,10 +247,12 @@ def _matching_stories(
     session: Session, article_id: int, fp: Fingerprint, params: ReprintParams
 ) -> set[int]:
     """The stories of the indexed articles that share a band key with ``fp`` and pass the
-    exact check."""
+    exact check. Candidates are checked most similar first (by their signatures), and one
+    match per story is enough: the other members of a story found are not read."""
     assert fp.signature is not None
     stmt = (
-        select(SIGS.c.article_id, SIGS.c.signature)
+        select(SIGS.c.article_id, SIGS.c.signature, ARTICLES.c.story_id)
+        .join(ARTICLES, ARTICLES.c.id == SIGS.c.article_id)
         .where(
             SIGS.c.article_id.in_(
                 select(BANDS.c.article_id).where(BANDS.c.band_key.in_(set(fp.keys)))
@@ -258,22 +260,24 @@ def _matching_stories(
             SIGS.c.article_id != article_id,
         )
     )
-    likely = [
-        r.article_id
-        for r in session.execute(stmt)
-        if r.signature is not None and estimate(fp.signature, _unpack(r.signature)) >= params.prefilter
-    ]
+    likely: list[tuple[float, int, int]] = []
+    for r in session.execute(stmt):
+        if r.signature is None or r.story_id is None:
+            continue
+        guess = estimate(fp.signature, _unpack(r.signature))
+        if guess >= params.prefilter:
+            likely.append((guess, r.article_id, r.story_id))
     if not likely:
         return set()
+    likely.sort(reverse=True)
     mine = set(fp.shingles)
     found: set[int] = set()
-    stmt2 = select(ARTICLES.c.id, ARTICLES.c.content, ARTICLES.c.story_id).where(
-        ARTICLES.c.id.in_(likely)
-    )
-    for r in session.execute(stmt2):
-        theirs = shingles(normalise(r.content), params.shingle)
-        if r.story_id is not None and similarity(mine, theirs) >= params.threshold:
-            found.add(r.story_id)
+    for _, candidate, story in likely:
+        if story in found:
+            continue
+        content = session.scalar(select(ARTICLES.c.content).where(ARTICLES.c.id == candidate))
+        if similarity(mine, shingles(normalise(content), params.shingle)) >= params.threshold:
+            found.add(story)
     return found
 
 
