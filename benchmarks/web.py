@@ -14,7 +14,9 @@ one client, sequentially, after one warm-up each:
 - article pages ``/article/<id>`` of random ids;
 - dashboard pages ``/dashboard?days=30|90|365``;
 
-and prints p50, p95 and max per kind (milliseconds, whole response read).
+and prints p50, p95 and max per kind (milliseconds, whole response read), and the CPU
+time the server process spent on each request (from ``/proc``, 10 ms steps): the figure
+that does not grow when other processes share the cores.
 
     python benchmarks/web.py [--rows 100000] [--db PATH] [--keep] [--requests 200]
 """
@@ -53,7 +55,7 @@ SITES = corpus_search.SITES
 def build(url: str, n: int) -> None:
     tpls = corpus_search.templates()
     if not tpls:
-        sys.exit("no templates: ../shared/datasets is missing")
+        sys.exit("no templates: the labelled datasets of corpus_search.DATASETS are missing")
     # corpus_search.rows spreads times over 2023-2024: move them to the last two years.
     shift = datetime.now(UTC) - datetime(2025, 1, 1, tzinfo=UTC)
     engine = engine_for(url)
@@ -104,12 +106,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def fetch(url: str) -> float:
+def cpu_ms(pid: int) -> float:
+    """CPU time (user + system) the process has used, in ms (clock ticks: 10 ms steps)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+SERVER_PID = 0
+
+
+def fetch(url: str) -> tuple[float, float]:
+    """(wall ms, server CPU ms) of one request, the whole response read."""
+    cpu = cpu_ms(SERVER_PID) if SERVER_PID else 0.0
     start = time.perf_counter()
     with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310
         resp.read()
         assert resp.status == 200, url
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    return wall, (cpu_ms(SERVER_PID) - cpu if SERVER_PID else 0.0)
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -139,10 +154,12 @@ def main() -> None:
         cwd=REPO, env={**os.environ, "DATABASE_URL": url}, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
+    global SERVER_PID
+    SERVER_PID = server.pid
     try:
         for _ in range(300):
             try:
-                fetch(base + "/static/style.css")
+                urllib.request.urlopen(base + "/static/style.css", timeout=5).read()  # noqa: S310
                 break
             except OSError:
                 time.sleep(0.1)
@@ -165,22 +182,28 @@ def main() -> None:
             "article": [f"/article/{rng.randint(1, articles[1])}" for _ in range(args.requests)],
             "dashboard": [f"/dashboard?days={(30, 90, 365)[i % 3]}" for i in range(max(30, args.requests // 4))],
         }
-        print(f"\n{articles[0]} articles, SQLite, `scrapy corpus serve`, one client, sequential\n")
-        print("| page | requests | p50 ms | p95 ms | max ms |")
-        print("|---|---|---|---|---|")
+        load = os.getloadavg()[0]
+        print(f"\n{articles[0]} articles, SQLite, `scrapy corpus serve`, one client, sequential; "
+              f"{os.cpu_count()} cores, load average {load:.1f} at the start\n")  # fmt: skip
+        print("| page | requests | p50 ms | p95 ms | max ms | server CPU p50 ms | server CPU p95 ms |")
+        print("|---|---|---|---|---|---|---|")
+
+        def line(kind: str, results: list[tuple[float, float]]) -> None:
+            wall = [w for w, _ in results]
+            cpu = [c for _, c in results]
+            print(f"| {kind} | {len(wall)} | {statistics.median(wall):.0f} | "
+                  f"{percentile(wall, 95):.0f} | {max(wall):.0f} | {statistics.median(cpu):.0f} | "
+                  f"{percentile(cpu, 95):.0f} |")  # fmt: skip
+
         for kind, paths in kinds.items():
             for p in paths[:5]:
                 fetch(base + p)  # warm-up
-            times = [fetch(base + p) for p in paths]
-            print(f"| {kind} | {len(times)} | {statistics.median(times):.0f} | "
-                  f"{percentile(times, 95):.0f} | {max(times):.0f} |")  # fmt: skip
+            line(kind, [fetch(base + p) for p in paths])
         for days in (30, 90, 365):
-            ms = [fetch(f"{base}/dashboard?days={days}") for _ in range(10)]
-            print(f"| dashboard, {days} days | 10 | {statistics.median(ms):.0f} | "
-                  f"{percentile(ms, 95):.0f} | {max(ms):.0f} |")  # fmt: skip
+            line(f"dashboard, {days} days", [fetch(f"{base}/dashboard?days={days}") for _ in range(10)])
         worst = {}
         for q in QUERIES:
-            ms = [fetch(base + "/?" + urlencode({"q": q})) for _ in range(5)]
+            ms = [fetch(base + "/?" + urlencode({"q": q}))[0] for _ in range(5)]
             worst[q] = statistics.median(ms)
         print("\nsearch page by query (median of 5, ms): "
               + ", ".join(f"{q} {ms:.0f}" for q, ms in worst.items()))  # fmt: skip

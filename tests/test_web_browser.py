@@ -154,3 +154,15 @@ def test_stored_markup_is_text_and_runs_nothing(page: Any, base: str, database: 
     assert page.locator("#url a").count() == 0
     page.wait_for_timeout(300)
     assert page.dialogs == [] and page.locator("img[src=x]").count() == 0
+
+
+def test_reprints_page(page: Any, base: str, database: Corpus, tmp_path: Path) -> None:
+    page.goto(f"{base}/reprints")
+    if page.locator("#stories").count() == 0:
+        pytest.skip("no articles.story_id in this schema: reprint detection is not there")
+    assert "北方多地迎来今冬首场降雪" in page.locator("#stories").inner_text()
+    assert "zaobao" in page.locator("#pairs").inner_text()
+    shot(page, "reprints", database, tmp_path)
+    page.goto(f"{base}/article/{database.snow_id}")
+    assert page.locator("#story li").count() == 2
+    assert not page.errors and not page.dialogs

@@ -39,7 +39,7 @@ MAX_PAGE = 50
 #: Longest query accepted, in characters.
 MAX_QUERY = 200
 #: ``sort=relevance`` ranks this many newest hits (title hits first, then matches in the body).
-RELEVANCE_WINDOW = 200
+RELEVANCE_WINDOW = 100
 SORTS = ("time", "relevance")
 #: Dashboard windows, in days.
 DASHBOARD_DAYS = (30, 90, 365)
@@ -199,7 +199,7 @@ def highlight(content: str, query: str) -> list[tuple[str, bool]]:
 
 def search(corpus: Corpus, engine: Engine, p: dict[str, Any], *, stories_on: bool = False) -> SearchPage:
     """One page of hits: newest first, or ranked by relevance among the newest hits;
-    ``collapse`` (with stories) keeps the first hit of each story among the newest 200."""
+    ``collapse`` (with stories) keeps the first hit of each story among the newest 100."""
     collapse = bool(p.get("collapse")) and stories_on
     q, page = p["q"], p["page"]
     start = (page - 1) * PER_PAGE
