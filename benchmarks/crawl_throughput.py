@@ -61,6 +61,9 @@ def _variant(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from newsspider.storage import engine_for
+    from newsspider.storage.fts import pending_rows
+
     work = Path(args.work)
     archive = build_archive(
         work / f"archive-{args.pages}-{args.sites}",
@@ -88,6 +91,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 profile=args.profile,
             )
             result = run_child(cfg, work)
+            if mode == "full":  # the invariant: the search index complete after the crawl
+                result["index_pending"] = pending_rows(engine_for(f"sqlite:///{work / f'{name}.db'}"))
             print(
                 f"  {name} #{r + 1}: {result['pages']} pages in {result['seconds']} s = "
                 f"{result['pages_per_s']} pages/s",
@@ -121,8 +126,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"links per list page; concurrency {report['concurrency']}, best of {report['repeat']}.",
         "",
         "| crawl | settings | pages | s | pages/s | vs bare | CPU s (crawl) | CPU s (workers) "
-        "| peak RSS MiB | stored | dropped |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| peak RSS MiB | stored | dropped | not indexed after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["runs"]:
         stats = r["stats"]
@@ -131,7 +136,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {r['name']} | {settings} | {r['pages']} | {r['seconds']} | {r['pages_per_s']} | "
             f"{r['ratio_to_bare']:.0%} | {r['cpu_seconds']} | {r['children_cpu_seconds']} | "
             f"{r['peak_rss_mib']} | {stats.get('newsspider/articles_new', '-')} | "
-            f"{stats.get('item_dropped_count', 0)} |"
+            f"{stats.get('item_dropped_count', 0)} | {r.get('index_pending', '-')} |"
         )
     verdict = "met" if report["target_met"] else "missed"
     lines += [

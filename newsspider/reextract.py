@@ -53,6 +53,7 @@ from newsspider.replay import _header_bytes
 from newsspider.sites import SITES
 from newsspider.spiders.news import ITEM_HEADERS
 from newsspider.storage import Engine, SqlLineTable, load_all_thresholds, transaction
+from newsspider.storage.fts import sync_search
 from newsspider.storage.rewrite import StoredArticle, rewrite_articles, stored_by_url
 from newsspider.workers import WorkerDied, WorkerPool, extract_page
 
@@ -371,6 +372,7 @@ def reextract(
             _write(engine, extractor, window.popleft(), report, linehash, L)
     finally:
         extractor.close()
+    sync_search(engine)  # the rewritten rows into the search index, in bulk
     logger.info("reextract: %s", report.as_dict())
     return report
 

@@ -33,7 +33,7 @@ from newsspider.storage import (
     read_export,
     upsert_articles,
 )
-from newsspider.storage.fts import fts_phrase, like_pattern, make_snippet
+from newsspider.storage.fts import fts_phrase, like_pattern, make_snippet, sync_search
 
 SH = ZoneInfo("Asia/Shanghai")
 SG = ZoneInfo("Asia/Singapore")
@@ -176,6 +176,7 @@ def test_two_character_queries_take_either_path_with_the_same_answers(
 def test_search_uses_the_index_for_three_or_more_characters(corpus):
     if corpus.dialect == "sqlite":
         assert corpus.backend == "fts5"
+        sync_search(corpus.engine)  # the index is brought up to date in bulk (fts.py)
         with corpus.engine.connect() as conn:
             n = conn.scalar(
                 text("SELECT count(*) FROM articles_fts WHERE articles_fts MATCH :q"),
@@ -313,7 +314,9 @@ def test_index_is_rebuilt_when_its_triggers_were_lost(tmp_path):
 
 
 def check_index(eng: Engine) -> None:
-    """FTS5's own integrity check against ``articles``, and the tail table row by row."""
+    """FTS5's own integrity check against ``articles`` once the queue is indexed
+    (``sync_search``), and the tail table row by row."""
+    sync_search(eng)
     with eng.connect() as conn:
         check = "INSERT INTO articles_fts(articles_fts, rank) VALUES ('integrity-check', 1)"
         conn.exec_driver_sql(check)  # raises if the index disagrees with articles

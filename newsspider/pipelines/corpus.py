@@ -84,6 +84,7 @@ from newsspider.storage import (
     transaction,
     upsert_articles,
 )
+from newsspider.storage.fts import SEARCH_SYNC_SECONDS, sync_search
 from newsspider.storage.runs import finish_crawl_run, start_crawl_run
 from newsspider.storage.stories import assign_stories
 from newsspider.workers import await_future
@@ -169,6 +170,8 @@ class CorpusPipeline:
         self.gave_up = False
         #: the thread of first write attempts in a crawl (``_attempt_in_thread``)
         self._writer: ThreadPoolExecutor | None = None
+        #: when the search index was last brought up to date (``_sync_search``)
+        self._synced = time.monotonic()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -230,6 +233,7 @@ class CorpusPipeline:
         status = "finished"
         try:
             self.flush()
+            self._sync_search()
         except Exception:
             status = "failed"
             raise
@@ -241,6 +245,11 @@ class CorpusPipeline:
         status = "finished"
         try:
             await self._flush_async(final=True)
+            # the crawl's articles into the search index, in bulk (storage/fts.py)
+            if self._writer is not None:
+                await await_future(self._writer.submit(self._sync_search))
+            else:
+                self._sync_search()
         except Exception:
             status = "failed"
             raise
@@ -424,7 +433,21 @@ class CorpusPipeline:
                     # Stories in the same transaction: stored means placed (docs/reprints.md).
                     assign_stories(session, self.reprints, urls=[r["url"] for r in rows])
         written.rows = len(rows)
+        if time.monotonic() - self._synced >= SEARCH_SYNC_SECONDS:
+            self._sync_search()
         return written
+
+    def _sync_search(self) -> None:
+        """Index the stored articles not yet in the search index (``storage.fts``); a
+        failure only delays it (search sees queued rows anyway, the next call indexes)."""
+        self._synced = time.monotonic()
+        try:
+            n = sync_search(self.engine)
+        except Exception as exc:
+            logger.warning("search index not brought up to date: %s", short_error(exc))
+            return
+        if n:
+            logger.info("search index: %s articles indexed", n)
 
     def _clean_batch(
         self, session: Session, pages: list[tuple[Any, str, str, str]], written: _Written

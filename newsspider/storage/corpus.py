@@ -173,7 +173,7 @@ class Corpus:
         use_fts = self.backend == "fts5" and len(q) >= fts.MIN_FTS_CHARS
         with self.engine.connect() as conn:
             if use_fts:
-                match = ARTICLES.c.id.in_(select(fts.FTS.c.rowid).where(fts.fts_match(q)))
+                match = fts.fts_or_queued(q)  # queued rows too: fts.py's invariant
             else:
                 short = fts.short_match(conn, q, limit) if self.backend == "fts5" else None
                 match = short if short is not None else fts.like_clause(q, self.dialect)
@@ -214,14 +214,15 @@ class Corpus:
                     )
                 }
             else:
-                snippets = {
-                    r.id: fts.make_snippet(r.content, q)
+                snippets = {}
+            missing = [i for i in ids_found if i not in snippets]  # rows not indexed yet
+            if missing:
+                snippets.update(
+                    (r.id, fts.make_snippet(r.content, q))
                     for r in conn.execute(
-                        select(ARTICLES.c.id, ARTICLES.c.content).where(
-                            ARTICLES.c.id.in_(ids_found)
-                        )
+                        select(ARTICLES.c.id, ARTICLES.c.content).where(ARTICLES.c.id.in_(missing))
                     )
-                }
+                )
         return [
             SearchHit(r.id, r.url, r.site, r.published, r.title, snippets.get(r.id, ""))
             for r in rows

@@ -7,8 +7,17 @@ contain this substring" into an index lookup:
 - **SQLite**: an FTS5 virtual table ``articles_fts`` with ``tokenize='trigram'`` over
   ``articles.title`` and ``articles.content``, as an *external content* table
   (``content='articles', content_rowid='id'``: the text is not stored twice, only the
-  index). Three triggers keep it in sync with every ``INSERT``, ``UPDATE`` and ``DELETE``
-  on ``articles``, so the crawl pipeline, ``reclean`` and hand edits all stay searchable.
+  index). The index is kept **out of the write path**: three triggers on ``articles``
+  only queue each inserted or changed row's id in ``articles_fts_pending`` (and take an
+  indexed row's old text out of the index, which needs its old values), and
+  :func:`sync_search` indexes the queue in bulk, a few thousand rows per transaction, so
+  a row is in the index whole or not at all. The crawl pipeline calls it at a crawl's
+  end and at most every :data:`SEARCH_SYNC_SECONDS` during one; ``scrapy reclean``,
+  ``scrapy reextract`` and hand edits are indexed by the next call. **The invariant**: a
+  search sees every committed article at every moment, never a half-indexed one: the
+  indexed rows through FTS5, the queued ones by a ``LIKE`` over the queue (short, since
+  it is emptied at every crawl's end), so an article is findable as soon as its
+  transaction commits, and through the index after its crawl ends.
   A phrase query of three or more characters is exactly a substring test. Shorter
   queries have no trigram of their own. A two-character query ``ab`` still goes through
   indexes when it is rare enough: every occurrence is either followed by a character,
@@ -20,7 +29,11 @@ contain this substring" into an index lookup:
   (escaped, with an ``ESCAPE`` clause) walked in ``published`` order through an index:
   a word on one row in twenty is found after a few hundred rows.
 - **PostgreSQL**: the ``pg_trgm`` extension and GIN trigram indexes on ``title`` and
-  ``content``, which ``ILIKE '%...%'`` uses directly. Without permission to create the
+  ``content``, which ``ILIKE '%...%'`` uses directly. They are GIN indexes with
+  ``fastupdate`` (PostgreSQL's default) and a 16 MB pending list: an insert appends to
+  the list, which searches read too (so the invariant above holds by construction), and
+  :func:`sync_search` merges it into the index in bulk (``gin_clean_pending_list``) at a
+  crawl's end instead of inserts doing so every 4 MB. Without permission to create the
   extension, search still answers through ``ILIKE`` (a sequential scan) and a warning says
   so. pg_trgm only takes trigrams of *word* characters: in a database whose ``LC_CTYPE`` is
   ``C`` the CJK characters are not alphanumeric, so create the database with a UTF-8 ctype
@@ -88,8 +101,16 @@ FTS_VOCAB = f"{FTS_TABLE}_vocab"
 #: reflect and would warn about).
 TAIL_TABLE = "articles_search_tail"
 TAIL = table(TAIL_TABLE, column("id", Integer), column("title_tail"), column("content_tail"))
+#: Ids of the rows inserted or changed since :func:`sync_search` last indexed them.
+PENDING_TABLE = "articles_fts_pending"
+PENDING = table(PENDING_TABLE, column("id", Integer))
+#: How often a crawl brings the index up to date while it runs (and always at its end).
+SEARCH_SYNC_SECONDS = 60.0
+#: Rows indexed per transaction by :func:`sync_search`.
+SYNC_BATCH = 5000
 SQLITE_TABLES = {
     FTS_TABLE: CREATE_FTS,
+    PENDING_TABLE: f"CREATE TABLE IF NOT EXISTS {PENDING_TABLE} (id INTEGER PRIMARY KEY)",
     FTS_VOCAB: f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_VOCAB} USING fts5vocab({FTS_TABLE}, row)",
     TAIL_TABLE: f"CREATE TABLE IF NOT EXISTS {TAIL_TABLE} "
     "(id INTEGER PRIMARY KEY, title_tail TEXT, content_tail TEXT)",
@@ -100,7 +121,8 @@ SQLITE_TABLES = {
 }
 #: Statements that (re)fill the search structures from ``articles``.
 BACKFILL = {
-    FTS_TABLE: (REBUILD_FTS,),
+    # a rebuild indexes every row: nothing is left queued (or it would be indexed twice)
+    FTS_TABLE: (REBUILD_FTS, f"DELETE FROM {PENDING_TABLE}"),
     TAIL_TABLE: (
         f"DELETE FROM {TAIL_TABLE}",
         f"INSERT INTO {TAIL_TABLE} (id, title_tail, content_tail) "
@@ -112,19 +134,25 @@ _TAIL_SET = (
     "VALUES (new.id, substr(new.title, -2), substr(new.content, -2));"
 )
 # The external-content recipe of the FTS5 documentation (§4.4.3): a 'delete' needs the old
-# values exactly, which only a trigger can guarantee. The update trigger skips rows whose
-# indexed text did not change (a re-crawl of an unchanged page, a reclean without effect).
+# values exactly, which only a trigger can guarantee, so taking an indexed row's old text
+# out stays here; a queued row was never indexed and has nothing to take out. Adding the
+# new text is deferred to sync_search. The update trigger skips rows whose indexed text
+# did not change (a re-crawl of an unchanged page, a reclean without effect).
+_FTS_TAKE_OUT = (
+    f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content) "
+    "SELECT 'delete', old.id, old.title, old.content "
+    f"WHERE NOT EXISTS (SELECT 1 FROM {PENDING_TABLE} WHERE id = old.id);"
+)
 SQLITE_TRIGGERS = {
     f"{FTS_TABLE}_ai": f"""
         CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ai AFTER INSERT ON articles BEGIN
-            INSERT INTO {FTS_TABLE}(rowid, title, content)
-            VALUES (new.id, new.title, new.content);
+            INSERT OR IGNORE INTO {PENDING_TABLE}(id) VALUES (new.id);
             {_TAIL_SET}
         END""",
     f"{FTS_TABLE}_ad": f"""
         CREATE TRIGGER IF NOT EXISTS {FTS_TABLE}_ad AFTER DELETE ON articles BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content)
-            VALUES ('delete', old.id, old.title, old.content);
+            {_FTS_TAKE_OUT}
+            DELETE FROM {PENDING_TABLE} WHERE id = old.id;
             DELETE FROM {TAIL_TABLE} WHERE id = old.id;
         END""",
     f"{FTS_TABLE}_au": f"""
@@ -133,14 +161,16 @@ SQLITE_TRIGGERS = {
         WHEN old.id IS NOT new.id OR old.title IS NOT new.title
              OR old.content IS NOT new.content
         BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content)
-            VALUES ('delete', old.id, old.title, old.content);
-            INSERT INTO {FTS_TABLE}(rowid, title, content)
-            VALUES (new.id, new.title, new.content);
+            {_FTS_TAKE_OUT}
+            DELETE FROM {PENDING_TABLE} WHERE id = old.id;
+            INSERT OR IGNORE INTO {PENDING_TABLE}(id) VALUES (new.id);
             DELETE FROM {TAIL_TABLE} WHERE id = old.id;
             {_TAIL_SET}
         END""",
 }
+#: Earlier versions' triggers had these names and indexed every row as it was written;
+#: one without the queue in its body is replaced (the index it kept is complete, so
+#: nothing is re-indexed).
 #: Cost model of a two-character query (measured, benchmarks/corpus_search.py): the index
 #: path reads every row entry of the ``ab?`` trigrams (``sum_doc``); the ``LIKE`` walk
 #: tests rows in time order until ``limit`` hits, about ``limit * rows / matches`` of
@@ -167,14 +197,16 @@ PG_ORDER_INDEXES = {
 }
 PG_TRGM_INDEXES = {
     "ix_articles_title_trgm": "CREATE INDEX IF NOT EXISTS ix_articles_title_trgm "
-    "ON articles USING gin (title gin_trgm_ops)",
+    "ON articles USING gin (title gin_trgm_ops) WITH (fastupdate = on, "
+    "gin_pending_list_limit = 16384)",
     "ix_articles_content_trgm": "CREATE INDEX IF NOT EXISTS ix_articles_content_trgm "
-    "ON articles USING gin (content gin_trgm_ops)",
+    "ON articles USING gin (content gin_trgm_ops) WITH (fastupdate = on, "
+    "gin_pending_list_limit = 16384)",
 }
 
 # drop_all() drops ``articles`` and with it the triggers; the FTS index must go too, or a
 # new ``articles`` table would inherit an index of rows that no longer exist.
-for _name in (FTS_VOCAB, FTS_TABLE, TAIL_TABLE):
+for _name in (FTS_VOCAB, FTS_TABLE, TAIL_TABLE, PENDING_TABLE):
     _ddl = f"DROP TABLE IF EXISTS {_name}"
     event.listen(Article.__table__, "after_drop", DDL(_ddl).execute_if(dialect="sqlite"))
 
@@ -194,12 +226,43 @@ def setup_search(engine: Engine) -> SearchBackend:
     return "like"
 
 
+def upgrade_triggers(conn: Connection) -> bool:
+    """Replace an earlier version's index-on-write triggers by today's queueing ones, in
+    the caller's transaction (SQLite; nothing else). ``create_schema`` calls it before the
+    migrations, so a database converted once lists its objects in the order a fresh upgrade
+    gives. True if replaced."""
+    if conn.dialect.name != "sqlite":
+        return False
+    old = _old_triggers(conn)
+    if not old:
+        return False
+    conn.exec_driver_sql(SQLITE_TABLES[PENDING_TABLE])
+    for name in old:
+        conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name}")
+        conn.exec_driver_sql(SQLITE_TRIGGERS[name])
+    logger.info("search index: triggers now queue rows for sync_search")
+    return True
+
+
 def _sqlite_objects(conn: Connection) -> set[str]:
     names = [*SQLITE_TABLES, *SQLITE_TRIGGERS, *ORDER_INDEXES]
-    stmt = text("SELECT name FROM sqlite_master WHERE name IN :names").bindparams(
+    stmt = text("SELECT name, sql FROM sqlite_master WHERE name IN :names").bindparams(
         bindparam("names", expanding=True)
     )
-    return set(conn.scalars(stmt, {"names": names}))
+    return {
+        name
+        for name, sql in conn.execute(stmt, {"names": names})
+        if name not in SQLITE_TRIGGERS or PENDING_TABLE in (sql or "")
+    }
+
+
+def _old_triggers(conn: Connection) -> list[str]:
+    """Triggers of an earlier version (index on write) present under today's names."""
+    stmt = text("SELECT name, sql FROM sqlite_master WHERE name IN :names").bindparams(
+        bindparam("names", expanding=True)
+    )
+    rows = conn.execute(stmt, {"names": list(SQLITE_TRIGGERS)})
+    return [name for name, sql in rows if PENDING_TABLE not in (sql or "")]
 
 
 def _setup_sqlite(engine: Engine) -> SearchBackend:
@@ -222,7 +285,11 @@ def _setup_sqlite(engine: Engine) -> SearchBackend:
                 conn.exec_driver_sql(SQLITE_TABLES[name])
             # Without its triggers (a corpus from before search, or ``articles`` dropped
             # and made again by hand) the rows may differ from the index: refill it all.
-            untracked = any(name not in present for name in SQLITE_TRIGGERS)
+            # The older, index-on-write triggers kept it complete: they are only replaced.
+            old = _old_triggers(conn)
+            untracked = not old and any(name not in present for name in SQLITE_TRIGGERS)
+            for name in old:
+                conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name}")
             for ddl in SQLITE_TRIGGERS.values():
                 conn.exec_driver_sql(ddl)
             backfill = [name for name in BACKFILL if untracked or name in created]
@@ -279,6 +346,89 @@ def _pg_has_trgm(engine: Engine) -> bool:
     with engine.connect() as conn:
         stmt = text("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm')")
         return bool(conn.scalar(stmt))
+
+
+def sync_search(engine: Engine, *, batch: int = SYNC_BATCH) -> int:
+    """Bring the search index up to date in bulk; return the rows indexed.
+
+    SQLite: the queued rows (``articles_fts_pending``) are indexed ``batch`` at a time, each
+    batch in one transaction that also takes them off the queue, so a row is indexed whole
+    or not at all and a crash loses nothing (the queue still holds what was not done).
+    PostgreSQL: the trigram indexes' pending lists are merged (``gin_clean_pending_list``;
+    searches read them either way). Other backends: nothing to do.
+    """
+    if engine.dialect.name == "postgresql":
+        return _sync_postgresql(engine)
+    if engine.dialect.name != "sqlite":
+        return 0
+    done = 0
+    while True:
+        with engine.begin() as conn:
+            if PENDING_TABLE not in set(
+                conn.scalars(text("SELECT name FROM sqlite_master WHERE name = :n"), {"n": PENDING_TABLE})
+            ):
+                return done
+            top = conn.scalar(
+                text(f"SELECT id FROM {PENDING_TABLE} ORDER BY id LIMIT 1 OFFSET :k"),
+                {"k": batch - 1},
+            )
+            if top is None:
+                top = conn.scalar(text(f"SELECT max(id) FROM {PENDING_TABLE}"))
+                if top is None:
+                    return done
+            conn.execute(
+                text(
+                    f"INSERT INTO {FTS_TABLE}(rowid, title, content) "
+                    "SELECT a.id, a.title, a.content FROM articles AS a "
+                    f"JOIN {PENDING_TABLE} AS p ON p.id = a.id WHERE p.id <= :top"
+                ),
+                {"top": top},
+            )
+            n = conn.execute(
+                text(f"DELETE FROM {PENDING_TABLE} WHERE id <= :top"), {"top": top}
+            ).rowcount
+            done += max(0, n)
+        if n < batch:
+            return done
+
+
+def _sync_postgresql(engine: Engine) -> int:
+    merged = 0
+    with engine.begin() as conn:
+        present = set(
+            conn.scalars(
+                text(
+                    "SELECT indexname FROM pg_indexes "
+                    "WHERE tablename = 'articles' AND schemaname = current_schema()"
+                )
+            )
+        )
+        for name in PG_TRGM_INDEXES:
+            if name in present:
+                merged += int(
+                    conn.scalar(text("SELECT gin_clean_pending_list(CAST(:i AS regclass))"), {"i": name})
+                    or 0
+                )
+    return merged
+
+
+def pending_rows(engine: Engine) -> int:
+    """Rows stored but not yet in the SQLite search index (0 elsewhere)."""
+    if engine.dialect.name != "sqlite":
+        return 0
+    with engine.connect() as conn:
+        if not conn.scalar(
+            text("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = :n)"), {"n": PENDING_TABLE}
+        ):
+            return 0
+        return int(conn.scalar(text(f"SELECT count(*) FROM {PENDING_TABLE}")) or 0)
+
+
+def queued_like(query: str) -> ColumnElement[bool]:
+    """Rows still queued for the index whose title or content contains ``query``: what
+    an index lookup must add to see every committed article (the module's invariant)."""
+    queued = select(PENDING.c.id)
+    return Article.__table__.c.id.in_(queued) & like_clause(query, "sqlite")
 
 
 def index_missing(engine: Engine) -> bool:
@@ -342,6 +492,13 @@ def fts_match(query: str, name: str = "fts_query") -> TextClause:
     return fts_match_expr(fts_phrase(query), name)
 
 
+def fts_or_queued(query: str) -> ColumnElement[bool]:
+    """Articles containing ``query`` (3+ characters): indexed ones by the FTS5 phrase,
+    queued ones (not indexed yet) by :func:`queued_like`."""
+    indexed = Article.__table__.c.id.in_(select(FTS.c.rowid).where(fts_match(query)))
+    return or_(indexed, queued_like(query))
+
+
 def fts_match_expr(expression: str, name: str = "fts_query") -> TextClause:
     """``articles_fts MATCH :name`` with a ready FTS5 expression bound as a parameter."""
     return text(f"{FTS_TABLE} MATCH :{name}").bindparams(**{name: expression})
@@ -366,12 +523,14 @@ def short_match(conn: Connection, query: str, limit: int = 20) -> ColumnElement[
     ).all()
     if len(terms) > SHORT_MAX_TERMS:
         return None
-    if terms:
+    queued = conn.scalar(select(func.count()).select_from(PENDING)) or 0
+    if terms or queued:
         sum_doc = sum(t.doc for t in terms)
-        max_doc = max(t.doc for t in terms)  # matching rows are at least this many
+        max_doc = max((t.doc for t in terms), default=1)  # matching rows: at least this many
         rows = conn.scalar(select(func.max(Article.__table__.c.id))) or 0
-        # index cost ~ sum_doc; walk cost ~ SHORT_ROW_COST * limit * rows / max_doc
-        if sum_doc * max_doc > SHORT_ROW_COST * limit * rows:
+        # index cost ~ sum_doc + a LIKE test of each queued row;
+        # walk cost ~ SHORT_ROW_COST * limit * rows / max_doc
+        if (sum_doc + SHORT_ROW_COST * queued) * max_doc >= SHORT_ROW_COST * limit * rows:
             return None
     variants = sorted(
         {"".join(p) for p in itertools.product(*({c.lower(), c.upper()} for c in query))}
@@ -379,7 +538,7 @@ def short_match(conn: Connection, query: str, limit: int = 20) -> ColumnElement[
     tails = select(TAIL.c.id).where(
         TAIL.c.title_tail.in_(variants) | TAIL.c.content_tail.in_(variants)
     )
-    clauses: list[ColumnElement[bool]] = [Article.__table__.c.id.in_(tails)]
+    clauses: list[ColumnElement[bool]] = [Article.__table__.c.id.in_(tails), queued_like(query)]
     if terms:
         expr = " OR ".join(fts_phrase(t.term) for t in terms)
         ids = select(FTS.c.rowid).where(fts_match_expr(expr, "short_terms"))

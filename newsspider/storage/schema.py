@@ -35,7 +35,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from . import fts
 from .engine import display_url
-from .fts import setup_search
+from .fts import setup_search, upgrade_triggers
 from .models import Base
 
 __all__ = [
@@ -169,7 +169,9 @@ def _migrate(conn: Connection, head: str) -> None:
             logger.info("created the schema of %s at revision %s", where, head)
             return
         # Unversioned: the baseline revision brings the tables to its shape, Alembic stamps
-        # it, and the later revisions follow.
+        # it, and the later revisions follow. Search triggers of an earlier version are
+        # replaced first (fts.py), in this transaction, so objects keep one order.
+        upgrade_triggers(conn)
         command.upgrade(config, "head")
         logger.info(
             "migrated %s from %s to %s", where, before or f"no version (baseline {BASELINE})", head
