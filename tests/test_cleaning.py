@@ -2,8 +2,8 @@
 
 The 62 NetEase pages of cx163-zh carry little boilerplate inside their bodies
 once the best mode has extracted them, so each page is given the kind of lines
-that portals repeat on every article (a copyright notice, a follow-us line,
-an app prompt) inside its body container. After the first page these lines
+that portals repeat on every article (a copyright notice, a disclaimer,
+a risk warning) inside its body container. After the first page these lines
 must be gone from the stored content, while every line of the gold body stays.
 """
 
@@ -19,12 +19,12 @@ from newsspider.extraction.linehash import split_lines
 from newsspider.storage import Article, SiteLineStats, engine_for
 from tests.test_crawl import crawl
 
-# Portal lines that the extractor's own edge_lines rule does not catch (no editor,
-# source or share prefix), so that only the line table can remove them.
+# Portal lines that the extractor's own edge_lines and leftover_lines rules do not catch
+# (no editor, source or share prefix, no promotion), so that only the line table can remove them.
 BOILERPLATE = [
     "网易财经版权所有，未经许可不得转载。",
-    "欢迎关注网易财经官方微信，获取更多资讯。",
-    "扫描二维码下载网易新闻客户端，阅读更多新闻。",
+    "本栏目文章仅代表作者个人观点，不代表网易立场。",
+    "市场有风险，投资需谨慎，本文内容仅供参考。",
 ]
 INJECT = "".join(f"<p>{line}</p>" for line in BOILERPLATE).encode("gb18030")
 

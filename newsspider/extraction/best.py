@@ -206,6 +206,9 @@ from lxml import etree
 from .blocks import (
     ANCHOR_TOKEN,
     CELL_KINDS,
+    DIALOG_ROLES,
+    HIDDEN_STYLES,
+    NOISE_TOKEN,
     TYPE_I,
     TYPE_II,
     Blockset,
@@ -332,14 +335,32 @@ def noise_rule() -> NoiseRule | None:
     substrings = (CONSENT_SUBSTRINGS if CONSENT_DIALOGS else ()) + (
         PLAYER_SUBSTRINGS if PLAYER_CONTROLS else ()
     )
-    return _extended(NOISE, substrings, CONSENT_DIALOGS, HIDDEN_ELEMENTS)
+    return _extended(NOISE, substrings)
 
 
 @functools.lru_cache(maxsize=8)
-def _extended(rule: NoiseRule, substrings: tuple[str, ...], dialogs: bool, hidden: bool) -> NoiseRule:
-    """``rule`` plus consent tokens inside class/id and dialog roles (``consent_dialogs``)
-    and elements no reader sees (``hidden_elements``)."""
-    return dataclasses.replace(rule, substrings=substrings, dialogs=dialogs, hidden=hidden)
+def _extended(rule: NoiseRule, substrings: tuple[str, ...]) -> NoiseRule:
+    """``rule`` plus consent and player tokens inside class/id, and the noise token
+    :func:`mark_flagged` writes (dialogs, hidden elements)."""
+    return dataclasses.replace(rule, tokens=rule.tokens | {NOISE_TOKEN}, substrings=substrings)
+
+
+def mark_flagged(found: list[etree._Element]) -> None:
+    """``consent_dialogs`` and ``hidden_elements``: dialogs (``role=dialog``/``alertdialog``,
+    ``aria-modal=true``) and elements no reader sees (``hidden``, an inline
+    ``display:none`` / ``visibility:hidden``) get the noise token in their class.
+
+    ``found`` is :data:`_XP_PAGE_SCAN`'s result: one C-level scan finds them, cheaper
+    than a test per element in the §1.2.1 stylesheet.
+    """
+    for el in found:
+        dialog = el.get("role") in DIALOG_ROLES or el.get("aria-modal") == "true"
+        hidden = el.get("hidden") is not None or any(
+            h in "".join((el.get("style") or "").split()) for h in HIDDEN_STYLES
+        )
+        if not ((dialog and CONSENT_DIALOGS) or (hidden and HIDDEN_ELEMENTS)):
+            continue
+        el.set("class", f"{el.get('class') or ''} {NOISE_TOKEN}")
 
 
 #: ``ruby_annotations``, ``invisible_chars``, ``noscript_bodies``: on (the ablation switches
@@ -349,6 +370,8 @@ MATH_SOURCES = True
 INVISIBLE_CHARS = True
 NOSCRIPT_BODIES = True
 NOSCRIPT_MIN_CHARS = 200
+#: ``first_post``: where a clock time may be (a cheap scan before the date pattern).
+_CLOCK_HINT = re.compile(r"\d[:：]\d\d")
 #: ``first_post``: on (the ablation switches it off); how many dated post headers make a
 #: page of posts, how long a header is at most, how many blocks above the first header
 #: the first post may start (its title).
@@ -859,14 +882,15 @@ def best_type_i() -> tuple[str, ...]:
     return type_i
 
 
-def noscript_markup(root: etree._Element) -> list[bytes]:
+def noscript_markup(found: list[etree._Element]) -> list[bytes]:
     """``noscript_bodies``: the page's ``noscript`` elements that hold markup with text,
-    serialised (read only when the body comes out short)."""
-    found = []
-    for el in root.iter("noscript"):
-        if len(el) and len(_XP_ELEMENT_TEXT(el).strip()) >= NOSCRIPT_MIN_CHARS // 4:
-            found.append(etree.tostring(el, encoding="utf-8", with_tail=False))
-    return found
+    serialised (read only when the body comes out short). ``found`` is
+    :data:`_XP_PAGE_SCAN`'s result."""
+    return [
+        etree.tostring(el, encoding="utf-8", with_tail=False)
+        for el in found
+        if el.tag == "noscript" and len(_XP_ELEMENT_TEXT(el).strip()) >= NOSCRIPT_MIN_CHARS // 4
+    ]
 
 
 _XP_ELEMENT_TEXT = etree.XPath("string(*)")
@@ -940,18 +964,18 @@ def ld_body_region(blockset: Blockset, ld_body: str) -> range | None:
     return range(start, (end if end is not None else start) + 1)
 
 
-def find_anchor(root: etree._Element) -> etree._Element | None:
+def find_anchor(found: list[etree._Element]) -> etree._Element | None:
     """``article_anchor``: the element the page names as its article, or None.
 
     The element with ``itemprop=articleBody``; else the outermost ``<article>``
     holding the first ``<h1>``; else the only outermost ``<article>``. Only type II
-    elements qualify (they are the ones blocks know).
+    elements qualify (they are the ones blocks know). ``found`` is
+    :data:`_XP_PAGE_SCAN`'s result.
     """
-    found = _XP_ANCHORS(root)  # one scan of the tree, document order
     for el in found:
         if el.get("itemprop") == "articleBody" and el.tag in BEST_TYPE_II:
             return el
-    outer = [a for a in found if a.tag == "article" and not _XP_IN_ARTICLE(a)]
+    outer = [a for a in found if a.tag == "article"]  # the scan takes outermost ones only
     if not outer:
         return None
     h1 = next((el for el in found if el.tag == "h1"), None)
@@ -962,7 +986,13 @@ def find_anchor(root: etree._Element) -> etree._Element | None:
     return outer[0] if len(outer) == 1 else None
 
 
-_XP_ANCHORS = etree.XPath("//*[@itemprop='articleBody'] | //article | //h1")
+#: One scan of the tree for ``article_anchor``, ``noscript_bodies``, ``consent_dialogs``
+#: and ``hidden_elements``, in document order.
+_XP_PAGE_SCAN = etree.XPath(
+    "//*[@itemprop='articleBody'] | //article[not(ancestor::article)] | //h1 | //noscript[*]"
+    " | //*[@role='dialog' or @role='alertdialog' or @aria-modal='true' or @hidden"
+    " or contains(@style, 'none') or contains(@style, 'hidden')]"  # exact test: mark_flagged
+)
 _XP_IN_ARTICLE = etree.XPath("boolean(ancestor::article)")
 
 
@@ -1016,11 +1046,18 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
     block_i = stats.block_i
     if block_i is None:
         return None
-    stamps = [
-        i
-        for i, t in enumerate(text)
-        if t and len(t) <= POST_HEADER_MAX and (":" in t or "：" in t) and stamp_with_time(t)
-    ]
+    page = "\n".join(text)  # one line per block, empty ones included
+    clocks = list(_CLOCK_HINT.finditer(page))
+    if len(clocks) < POST_MIN:
+        return None
+    stamps = []
+    line, at = 0, 0
+    for m in clocks:  # the blocks holding a clock time (blocks hold no newline), in one pass
+        line += page.count("\n", at, m.start())
+        at = m.start()
+        t = text[line]
+        if (not stamps or stamps[-1] != line) and len(t) <= POST_HEADER_MAX and stamp_with_time(t):
+            stamps.append(line)
     if len(stamps) < POST_MIN:
         return None
     elements = blockset.elements
@@ -1071,8 +1108,11 @@ def extract_best(
         root.remove(head)
     noise = noise_rule()
     type_i = best_type_i()
-    noscripts = noscript_markup(root) if NOSCRIPT_BODIES else []
-    if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(root)) is not None:
+    scan = _XP_PAGE_SCAN(root)
+    if noise is not None and (CONSENT_DIALOGS or HIDDEN_ELEMENTS):
+        mark_flagged(scan)
+    noscripts = noscript_markup(scan) if NOSCRIPT_BODIES else []
+    if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(scan)) is not None:
         anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
     blockset = split_blocks(mark_blocks(root, type_i, BEST_TYPE_II, noise), keep_links=True)
     unblanked = (
@@ -1083,7 +1123,9 @@ def extract_best(
     blanked = blank_noise_containers(blockset, blockset.flagged)
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
-    candidates = []  # next_candidate: the regions in order, the first with a body wins
+    # next_candidate: the regions in order, the first with a body wins; None stands for
+    # the page without the noise blanked (its textnum is computed only if it is reached).
+    candidates: list[list[int] | None] = []
     if ARTICLE_ANCHOR and (anchored := anchored_textnum(blockset, stats, textnum, ld_body)):
         candidates.append(anchored)
     elif (FIRST_POST or COMMENT_THREADS) and (
@@ -1092,13 +1134,14 @@ def extract_best(
         candidates.append(anchored)
     candidates.append(textnum)
     if unblanked is not None and blanked:
-        candidates.append([])  # the page without the noise blanked, last
+        candidates.append(None)  # the page without the noise blanked, last
     page_textnum, page_stats = textnum, stats
     chosen: tuple[int, str, BlockStatistics, str | None, str | None, list[str]] | None = None
-    for textnum in candidates:
-        if not textnum:  # next_candidate: a body blanked whole (in a comment-named section)
+    for candidate in candidates:
+        if candidate is None:  # next_candidate: a body blanked whole (in a comment-named section)
             blockset.text, blockset.blocknum, blockset.link_chars = unblanked  # type: ignore[misc]
-            textnum = textnums(blockset)
+            candidate = textnums(blockset)
+        textnum = candidate
         stats = page_stats if textnum is page_textnum else block_statistics(textnum)
         title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
         body = select_body(blockset, stats, textnum)

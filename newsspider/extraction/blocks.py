@@ -355,8 +355,9 @@ _KIND_LEVEL = {
 _ATTR_KINDS = frozenset(START_ATTRS[1] + _HEADING_ATTR_KINDS + _CELL_ATTR_KIND)
 #: An attribute span (``id`` and ``class`` values) follows START_ATTRS in the marked text.
 ATTRS_OPEN, ATTRS_CLOSE = "\ue012", "\ue013"
-#: The token the attribute span of an element that is noise by its tag holds.
-_TAG_NOISE = "\ue014"
+#: The token the attribute span of an element that is noise by its tag holds; a caller
+#: may add it to an element's class to make that element noise (best mode).
+_TAG_NOISE = NOISE_TOKEN = "\ue014"
 #: A class token the caller may add to one element before :func:`mark_blocks` (with a
 #: noise rule) to learn that element's index (``Blockset.anchor``; best mode, ``article_anchor``).
 ANCHOR_TOKEN = "\ue015"
@@ -508,11 +509,13 @@ def mark_blocks(
                 elif token in flags and (not noisy or noisy[-1] != span):
                     noisy.append(span)
         if noise.substrings:
-            parts = _substring_pattern(noise.substrings)
-            if parts.search(joined) is not None:
-                noisy = sorted(
-                    set(noisy) | {j for j, a in enumerate(spans) if parts.search(a.lower())}
-                )
+            hits = set(noisy)
+            span, at = 0, 0
+            for m in _substring_pattern(noise.substrings).finditer(joined):  # few on a page
+                span += joined.count("\x00", at, m.start())
+                at = m.start()
+                hits.add(span)
+            noisy = sorted(hits)
     anchor_span = -1
     if noise is not None and (at := text.find(ANCHOR_TOKEN)) >= 0:
         anchor_span = text.count(ATTRS_OPEN, 0, at) - 1
