@@ -3,7 +3,7 @@
 - README.md stays a user's page (at most 15,500 bytes); the rest lives in docs/.
 - Nothing in the repository's code or docs points outside it: no ``../shared``, no
   ``ALGORITHMS.md``/``STYLE.md``, no tracker issue numbers.
-- The README's settings table equals ``newsspider/settings.py``.
+- docs/settings.md's table equals ``newsspider/settings.py``; the README's short one agrees.
 - The README's shell examples run as written, top to bottom, in a bare copy of the
   repository against a temporary database; the few that need the network or run for long
   are skipped by :func:`skip_reason`, an explicit rule.
@@ -103,19 +103,28 @@ def defined_settings() -> dict[str, object]:
     return {name: values[name] for name in names if name not in WIRING}
 
 
-def readme_settings() -> dict[str, object]:
-    """The README's settings table: name -> default (a Python literal)."""
-    text = README.read_text("utf-8")
-    section = text[text.index("## Settings") :]
-    section = section[: section.index("\n## ", 1)]
-    return {name: ast.literal_eval(value) for name, value in _ROW.findall(section)}
+def settings_table(text: str) -> dict[str, object]:
+    """A markdown settings table (rows ``| `NAME` | `default` | ...``): name -> default."""
+    return {name: ast.literal_eval(value) for name, value in _ROW.findall(text)}
 
 
-def test_readme_settings_table_is_settings_py():
-    table, defined = readme_settings(), defined_settings()
+def test_settings_doc_is_settings_py():
+    """docs/settings.md lists every setting of settings.py with its default."""
+    table, defined = settings_table((DOCS / "settings.md").read_text("utf-8")), defined_settings()
     assert sorted(table) == sorted(defined)
     for name, value in defined.items():
         assert (table[name], type(table[name])) == (value, type(value)), name
+
+
+def test_readme_settings_are_settings_py():
+    """The README's short table: real settings with their true defaults."""
+    text = README.read_text("utf-8")
+    section = text[text.index("## Settings") :]
+    table, defined = settings_table(section[: section.index("\n## ", 1)]), defined_settings()
+    assert len(table) >= 5
+    for name, value in table.items():
+        assert name in defined, name
+        assert (value, type(value)) == (defined[name], type(defined[name])), name
 
 
 # -- shell examples --------------------------------------------------------------------
