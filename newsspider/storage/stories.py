@@ -5,8 +5,8 @@ docs/reprints.md the method and its figures).
 :func:`assign_stories` runs inside the transaction that stored a batch of articles, so an
 article is stored and placed in its story together or not at all, never by recomputing the
 corpus: each article's band keys are looked up (one indexed query), candidates whose
-signatures estimate a Jaccard below ``prefilter`` are skipped, the rest are checked
-exactly on their stored text, and the article joins the stories of those that pass the
+signatures and lengths estimate an overlap below ``prefilter`` are skipped, the rest are
+checked exactly on their stored text, and the article joins the stories of those that pass the
 threshold (union of pairs). A story's id is the id of its first indexed article and it
 keeps that id as it grows; when an article joins two stories, the younger one is merged
 into the older id. The story's original is its earliest published article, decided when
@@ -35,9 +35,10 @@ from newsspider.reprints import (
     ReprintParams,
     band_keys,
     estimate,
+    estimate_overlap,
     fingerprint,
     normalise,
-    shingles,
+    shingle_set,
     similarity,
 )
 
@@ -230,10 +231,12 @@ def _place(session: Session, row: Any, fp: Fingerprint, params: ReprintParams) -
     stories: set[int] = {row.story_id} if row.story_id is not None else set()
     if fp.signature is not None:
         stories |= _matching_stories(session, article_id, fp, params)
-        insert = dialect_insert(session, BANDS).values(
-            [{"band_key": k, "article_id": article_id} for k in set(fp.keys)]
+        # executemany: one compiled statement for every article (a multi-row VALUES is
+        # compiled again for each new row count)
+        session.execute(
+            dialect_insert(session, BANDS).on_conflict_do_nothing(),
+            [{"band_key": k, "article_id": article_id} for k in sorted(set(fp.keys))],
         )
-        session.execute(insert.on_conflict_do_nothing())
     target = min(stories) if stories else article_id
     for other in stories - {target}:
         session.execute(update(ARTICLES).where(ARTICLES.c.story_id == other).values(story_id=target))
@@ -251,7 +254,7 @@ def _matching_stories(
     match per story is enough: the other members of a story found are not read."""
     assert fp.signature is not None
     stmt = (
-        select(SIGS.c.article_id, SIGS.c.signature, ARTICLES.c.story_id)
+        select(SIGS.c.article_id, SIGS.c.signature, SIGS.c.chars, ARTICLES.c.story_id)
         .join(ARTICLES, ARTICLES.c.id == SIGS.c.article_id)
         .where(
             SIGS.c.article_id.in_(
@@ -264,7 +267,8 @@ def _matching_stories(
     for r in session.execute(stmt):
         if r.signature is None or r.story_id is None:
             continue
-        guess = estimate(fp.signature, _unpack(r.signature))
+        jaccard = estimate(fp.signature, _unpack(r.signature))
+        guess = estimate_overlap(jaccard, fp.chars, r.chars, params.shingle)
         if guess >= params.prefilter:
             likely.append((guess, r.article_id, r.story_id))
     if not likely:
@@ -276,7 +280,7 @@ def _matching_stories(
         if story in found:
             continue
         content = session.scalar(select(ARTICLES.c.content).where(ARTICLES.c.id == candidate))
-        if similarity(mine, shingles(normalise(content), params.shingle)) >= params.threshold:
+        if similarity(mine, shingle_set(normalise(content), params.shingle)) >= params.threshold:
             found.add(story)
     return found
 
@@ -346,7 +350,7 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
         rows = sorted(by_story.get(sid, []), key=_published_order)
         if not rows:
             continue
-        first = set(shingles(normalise(rows[0].content), params.shingle))
+        first = shingle_set(normalise(rows[0].content), params.shingle)
         members = [
             StoryMember(
                 r.id,
@@ -354,7 +358,7 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
                 r.url,
                 r.published,
                 r.title,
-                1.0 if k == 0 else similarity(first, shingles(normalise(r.content), params.shingle)),
+                1.0 if k == 0 else similarity(first, shingle_set(normalise(r.content), params.shingle)),
             )
             for k, r in enumerate(rows)
         ]
