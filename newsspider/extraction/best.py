@@ -206,9 +206,6 @@ from lxml import etree
 from .blocks import (
     ANCHOR_TOKEN,
     CELL_KINDS,
-    DIALOG_ROLES,
-    HIDDEN_STYLES,
-    NOISE_TOKEN,
     TYPE_I,
     TYPE_II,
     Blockset,
@@ -335,32 +332,14 @@ def noise_rule() -> NoiseRule | None:
     substrings = (CONSENT_SUBSTRINGS if CONSENT_DIALOGS else ()) + (
         PLAYER_SUBSTRINGS if PLAYER_CONTROLS else ()
     )
-    return _extended(NOISE, substrings)
+    return _extended(NOISE, substrings, CONSENT_DIALOGS, HIDDEN_ELEMENTS)
 
 
 @functools.lru_cache(maxsize=8)
-def _extended(rule: NoiseRule, substrings: tuple[str, ...]) -> NoiseRule:
-    """``rule`` plus consent and player tokens inside class/id, and the noise token
-    :func:`mark_flagged` writes (dialogs, hidden elements)."""
-    return dataclasses.replace(rule, tokens=rule.tokens | {NOISE_TOKEN}, substrings=substrings)
-
-
-def mark_flagged(found: list[etree._Element]) -> None:
-    """``consent_dialogs`` and ``hidden_elements``: dialogs (``role=dialog``/``alertdialog``,
-    ``aria-modal=true``) and elements no reader sees (``hidden``, an inline
-    ``display:none`` / ``visibility:hidden``) get the noise token in their class.
-
-    ``found`` is :data:`_XP_PAGE_SCAN`'s result: one C-level scan finds them, cheaper
-    than a test per element in the §1.2.1 stylesheet.
-    """
-    for el in found:
-        dialog = el.get("role") in DIALOG_ROLES or el.get("aria-modal") == "true"
-        hidden = el.get("hidden") is not None or any(
-            h in "".join((el.get("style") or "").split()) for h in HIDDEN_STYLES
-        )
-        if not ((dialog and CONSENT_DIALOGS) or (hidden and HIDDEN_ELEMENTS)):
-            continue
-        el.set("class", f"{el.get('class') or ''} {NOISE_TOKEN}")
+def _extended(rule: NoiseRule, substrings: tuple[str, ...], dialogs: bool, hidden: bool) -> NoiseRule:
+    """``rule`` plus consent tokens inside class/id and dialog roles (``consent_dialogs``)
+    and elements no reader sees (``hidden_elements``)."""
+    return dataclasses.replace(rule, substrings=substrings, dialogs=dialogs, hidden=hidden)
 
 
 #: ``ruby_annotations``, ``invisible_chars``, ``noscript_bodies``: on (the ablation switches
@@ -882,15 +861,14 @@ def best_type_i() -> tuple[str, ...]:
     return type_i
 
 
-def noscript_markup(found: list[etree._Element]) -> list[bytes]:
+def noscript_markup(root: etree._Element) -> list[bytes]:
     """``noscript_bodies``: the page's ``noscript`` elements that hold markup with text,
-    serialised (read only when the body comes out short). ``found`` is
-    :data:`_XP_PAGE_SCAN`'s result."""
-    return [
-        etree.tostring(el, encoding="utf-8", with_tail=False)
-        for el in found
-        if el.tag == "noscript" and len(_XP_ELEMENT_TEXT(el).strip()) >= NOSCRIPT_MIN_CHARS // 4
-    ]
+    serialised (read only when the body comes out short)."""
+    found = []
+    for el in root.iter("noscript"):
+        if len(el) and len(_XP_ELEMENT_TEXT(el).strip()) >= NOSCRIPT_MIN_CHARS // 4:
+            found.append(etree.tostring(el, encoding="utf-8", with_tail=False))
+    return found
 
 
 _XP_ELEMENT_TEXT = etree.XPath("string(*)")
@@ -964,18 +942,18 @@ def ld_body_region(blockset: Blockset, ld_body: str) -> range | None:
     return range(start, (end if end is not None else start) + 1)
 
 
-def find_anchor(found: list[etree._Element]) -> etree._Element | None:
+def find_anchor(root: etree._Element) -> etree._Element | None:
     """``article_anchor``: the element the page names as its article, or None.
 
     The element with ``itemprop=articleBody``; else the outermost ``<article>``
     holding the first ``<h1>``; else the only outermost ``<article>``. Only type II
-    elements qualify (they are the ones blocks know). ``found`` is
-    :data:`_XP_PAGE_SCAN`'s result.
+    elements qualify (they are the ones blocks know).
     """
+    found = _XP_ANCHORS(root)  # one scan of the tree, document order
     for el in found:
         if el.get("itemprop") == "articleBody" and el.tag in BEST_TYPE_II:
             return el
-    outer = [a for a in found if a.tag == "article"]  # the scan takes outermost ones only
+    outer = [a for a in found if a.tag == "article" and not _XP_IN_ARTICLE(a)]
     if not outer:
         return None
     h1 = next((el for el in found if el.tag == "h1"), None)
@@ -986,13 +964,7 @@ def find_anchor(found: list[etree._Element]) -> etree._Element | None:
     return outer[0] if len(outer) == 1 else None
 
 
-#: One scan of the tree for ``article_anchor``, ``noscript_bodies``, ``consent_dialogs``
-#: and ``hidden_elements``, in document order.
-_XP_PAGE_SCAN = etree.XPath(
-    "//*[@itemprop='articleBody'] | //article[not(ancestor::article)] | //h1 | //noscript[*]"
-    " | //*[@role='dialog' or @role='alertdialog' or @aria-modal='true' or @hidden"
-    " or contains(@style, 'none') or contains(@style, 'hidden')]"  # exact test: mark_flagged
-)
+_XP_ANCHORS = etree.XPath("//*[@itemprop='articleBody'] | //article | //h1")
 _XP_IN_ARTICLE = etree.XPath("boolean(ancestor::article)")
 
 
@@ -1108,11 +1080,8 @@ def extract_best(
         root.remove(head)
     noise = noise_rule()
     type_i = best_type_i()
-    scan = _XP_PAGE_SCAN(root)
-    if noise is not None and (CONSENT_DIALOGS or HIDDEN_ELEMENTS):
-        mark_flagged(scan)
-    noscripts = noscript_markup(scan) if NOSCRIPT_BODIES else []
-    if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(scan)) is not None:
+    noscripts = noscript_markup(root) if NOSCRIPT_BODIES else []
+    if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(root)) is not None:
         anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
     blockset = split_blocks(mark_blocks(root, type_i, BEST_TYPE_II, noise), keep_links=True)
     unblanked = (

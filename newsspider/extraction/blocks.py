@@ -355,9 +355,8 @@ _KIND_LEVEL = {
 _ATTR_KINDS = frozenset(START_ATTRS[1] + _HEADING_ATTR_KINDS + _CELL_ATTR_KIND)
 #: An attribute span (``id`` and ``class`` values) follows START_ATTRS in the marked text.
 ATTRS_OPEN, ATTRS_CLOSE = "\ue012", "\ue013"
-#: The token the attribute span of an element that is noise by its tag holds; a caller
-#: may add it to an element's class to make that element noise (best mode).
-_TAG_NOISE = NOISE_TOKEN = "\ue014"
+#: The token the attribute span of an element that is noise by its tag holds.
+_TAG_NOISE = "\ue014"
 #: A class token the caller may add to one element before :func:`mark_blocks` (with a
 #: noise rule) to learn that element's index (``Blockset.anchor``; best mode, ``article_anchor``).
 ANCHOR_TOKEN = "\ue015"
