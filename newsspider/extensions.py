@@ -82,11 +82,18 @@ class CrawlSummary:
         if getattr(spider, "site", None) is None:
             return  # not a news crawl (``scrapy extract`` fetching one URL)
         assert self.crawler.stats is not None
+        stats = self.crawler.stats.get_stats()
+        # A cluster worker that joined a run (another seeded it) and found the shared queue
+        # empty fetched nothing without failing: not "nothing could be fetched".
+        joined = stats.get("cluster/seeder") == 0 and not any(
+            k.startswith("newsspider/fetch_failed_reason/") for k in stats
+        )
         self.outcome = crawl_outcome(
             site_of(spider),
-            self.crawler.stats.get_stats(),
+            stats,
             finish_reason=reason,
             storing=corpus_is_on(self.crawler),
+            resumed=joined,
             now=datetime.now(UTC),
         )
         self.crawler.stats.set_value(EXIT_STATUS_STAT, self.outcome.status)

@@ -137,3 +137,14 @@ NIGHTLY_WARC_KEEP_DAYS = 0
 REPRINTS_ENABLED = True  # assign stories as each batch of articles is stored
 REPRINTS_THRESHOLD = 0.5  # overlap coefficient of two texts' shingle sets that makes one story
 REPRINTS_MIN_CHARS = 150  # normalised characters below which a text is never grouped
+
+# Cluster mode (newsspider/cluster/, docs/cluster.md): with REDIS_URL set, a crawl takes its
+# requests from a frontier shared in Redis (scrapy-redis's scheduler, FIFO queue and
+# duplicate filter), so any number of workers on any number of machines run the same
+# command against one Redis and one PostgreSQL. The start pages are seeded once per run,
+# by the first worker of a run; a worker closes once the shared queue has been empty for
+# CLUSTER_IDLE_CLOSE seconds, and the last one out deletes the run's keys. DOWNLOAD_DELAY
+# (stretched by AutoThrottle) is kept per domain across all workers by a Lua script in Redis.
+REDIS_URL = None  # redis://host:port/db; None: a local crawl, exactly as without cluster mode
+CLUSTER_IDLE_CLOSE = 30.0  # seconds the shared queue stays empty before a worker closes
+CLUSTER_WORKER_TIMEOUT = 60.0  # a worker silent this long counts as dead (SIGKILL, lost machine)

@@ -19,6 +19,7 @@ from scrapy.commands.crawl import Command as ScrapyCrawl
 from scrapy.exceptions import UsageError
 
 from newsspider.cli import OneLineErrors
+from newsspider.cluster import check_redis, enable_cluster
 from newsspider.extensions import EXIT_STATUS_STAT
 from newsspider.outcome import EXIT_BUG, EXIT_OK, EXIT_STATUSES
 from newsspider.preflight import check_crawl, check_spider
@@ -35,9 +36,11 @@ class Command(OneLineErrors, ScrapyCrawl):
         assert self.settings is not None
         check_spider(self.settings, args[0], opts.spargs)
         check_crawl(self.settings)
+        check_redis(self.settings)  # cluster mode (REDIS_URL): Redis answers
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         assert self.crawler_process is not None
+        enable_cluster(self.crawler_process.settings)  # REDIS_URL: a worker of the cluster
         crawler = self._create_crawler(args[0])
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()

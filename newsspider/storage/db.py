@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Table, exists, select
+from sqlalchemy import Table, exists, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
@@ -142,7 +142,8 @@ def upsert_articles(session: Session, rows: list[dict[str, Any]]) -> tuple[int, 
     # whole chunk (FTS triggers) in one call without the GIL, where an executemany takes
     # the GIL back after every row and, beside a busy reactor thread, waits up to the
     # interpreter's switch interval (5 ms) each time (benchmarks/crawl_throughput.py).
-    for values in multirow_chunks(list(by_url.values())):
+    # In URL order, so two writers upserting overlapping URLs lock rows in one order.
+    for values in multirow_chunks([by_url[u] for u in sorted(by_url)]):
         stmt = dialect_insert(session, table).values(values)
         stmt = stmt.on_conflict_do_update(
             index_elements=[table.c.url],
@@ -165,9 +166,36 @@ def seen_content(session: Session, site: str, md5: str) -> bool:
     return bool(session.scalar(stmt))
 
 
+#: First key of the two-key advisory locks that serialize one site's batches
+#: (:func:`lock_site`); ``storage/schema.py``'s one-key lock lives in another key space.
+SITE_LOCK_CLASS = 0x6E73  # "ns"
+
+
+def lock_site(session: Session, site: str) -> None:
+    """On PostgreSQL, wait for ``site``'s write lock, held until the transaction ends.
+
+    A transaction-level advisory lock (``pg_advisory_xact_lock``) keyed by the site's
+    ``hashtext``: batches of one site, from any number of processes (cluster workers),
+    check for duplicate pages and count their lines one after the other, so each sees the
+    pages the previous one committed, and ``RC``/``LC`` come out as one writer would count
+    them. Batches of other sites go on in parallel. SQLite needs none: its writers are
+    serialized already, and a stale read fails with ``SQLITE_BUSY`` and is retried.
+    """
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    session.execute(
+        select(func.pg_advisory_xact_lock(SITE_LOCK_CLASS, func.hashtext(site)))
+    )
+
+
 def seen_contents(session: Session, site: str, md5s: Iterable[str]) -> set[str]:
     """The ``md5s`` that ``site`` already stores: :func:`seen_content` for a whole batch,
-    one ``SELECT ... IN`` per chunk instead of one query per page."""
+    one ``SELECT ... IN`` per chunk instead of one query per page.
+
+    Takes the site's write lock first (:func:`lock_site`), so the answer stays true until
+    the caller's transaction ends: the duplicate-page check holds across processes.
+    """
+    lock_site(session, site)
     found: set[str] = set()
     column = Article.content_md5
     for chunk in chunked(sorted(set(md5s))):

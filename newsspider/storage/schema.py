@@ -90,7 +90,28 @@ def create_schema(engine: Engine) -> None:
         if _state(conn) != (head, len(_our_tables())):
             conn.rollback()
             _migrate(conn, head)
-    setup_search(engine)
+    _setup_search_locked(engine)
+
+
+def _setup_search_locked(engine: Engine) -> None:
+    """``setup_search`` under :data:`PG_MIGRATION_LOCK` on PostgreSQL.
+
+    Its ``CREATE EXTENSION`` and ``CREATE INDEX`` run outside the migration's transaction;
+    workers starting together on a fresh database would each run them, and all but one
+    fail (``UniqueViolation`` on ``pg_class``). A session-level lock makes them take turns:
+    the first creates, the others find everything made.
+    """
+    if engine.dialect.name != "postgresql":
+        setup_search(engine)
+        return
+    with engine.connect() as conn:
+        conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": PG_MIGRATION_LOCK})
+        conn.commit()
+        try:
+            setup_search(engine)
+        finally:
+            conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": PG_MIGRATION_LOCK})
+            conn.commit()
 
 
 def _our_tables() -> list[str]:
@@ -115,13 +136,18 @@ def _state(conn: Connection) -> tuple[str | None, int]:
     stmt = text(f"SELECT version_num, ({count}) FROM {VERSION_TABLE}").bindparams(
         bindparam("names", _our_tables(), expanding=True)
     )
-    try:
-        row = conn.execute(stmt).first()
-    except (OperationalError, ProgrammingError):
-        conn.rollback()
-        if inspect(conn).has_table(VERSION_TABLE):
-            raise  # not a missing table: locked, unreachable...
-        return None, 0
+    for attempt in range(2):
+        try:
+            row = conn.execute(stmt).first()
+            break
+        except (OperationalError, ProgrammingError):
+            conn.rollback()
+            if not inspect(conn).has_table(VERSION_TABLE):
+                return None, 0
+            if attempt:
+                raise  # not a missing table: locked, unreachable...
+            # Missing a moment ago, there now: another process (a cluster worker starting
+            # at the same moment) just created the schema. Read it again.
     return (row[0], row[1]) if row is not None else (None, 0)
 
 
