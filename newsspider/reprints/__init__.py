@@ -154,12 +154,20 @@ def signature(grams: list[str], permutations: int) -> list[int]:
 
 def band_keys(sig: list[int], bands: int, rows: int) -> tuple[int, ...]:
     """One signed 64-bit key per LSH band: the band's number and its ``rows`` values."""
-    keys = []
-    for b in range(bands):
-        chunk = array("I", sig[b * rows : (b + 1) * rows]).tobytes()
-        digest = hashlib.blake2b(chunk, digest_size=8, salt=b.to_bytes(2, "little")).digest()
-        keys.append(int.from_bytes(digest, "little", signed=True))
-    return tuple(keys)
+    raw = array("I", sig).tobytes()  # the bands' bytes, sliced below
+    step = 4 * rows
+    return tuple(
+        int.from_bytes(
+            hashlib.blake2b(raw[b * step : (b + 1) * step], digest_size=8, salt=_SALTS[b]).digest(),
+            "little",
+            signed=True,
+        )
+        for b in range(bands)
+    )
+
+
+#: each band's number as the salt of its key (the band keys of :func:`band_keys`)
+_SALTS = [b.to_bytes(2, "little") for b in range(256)]
 
 
 def fingerprint(text: str | None, params: ReprintParams) -> Fingerprint:

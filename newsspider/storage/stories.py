@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, delete, func, select, text, update
+from sqlalchemy import Engine, bindparam, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from newsspider.reprints import (
@@ -195,7 +195,7 @@ def assign_stories(
         )
         for r in session.execute(stmt):
             indexed[r.article_id] = r
-    done = 0
+    todo: list[tuple[Any, Fingerprint]] = []
     for article_id in sorted(rows):
         row = rows[article_id]
         old = indexed.get(article_id)
@@ -203,9 +203,10 @@ def assign_stories(
             continue
         if old is not None:
             _unindex(session, article_id, old.signature, params)
-        _place(session, row, fingerprint(row.content, params), params)
-        done += 1
-    return done
+        todo.append((row, fingerprint(row.content, params)))
+    if todo:
+        _Batch(session, params, todo).place()
+    return len(todo)
 
 
 def _unindex(session: Session, article_id: int, blob: bytes | None, params: ReprintParams) -> None:
@@ -217,72 +218,139 @@ def _unindex(session: Session, article_id: int, blob: bytes | None, params: Repr
     session.execute(delete(SIGS).where(SIGS.c.article_id == article_id))
 
 
-def _place(session: Session, row: Any, fp: Fingerprint, params: ReprintParams) -> None:
-    """Index one article and set its ``story_id`` (merging the stories it joins)."""
-    article_id = row.id
-    session.execute(
-        SIGS.insert().values(
-            article_id=article_id,
-            content_md5=row.content_md5,
-            chars=fp.chars,
-            signature=_pack(fp.signature) if fp.signature is not None else None,
-        )
-    )
-    stories: set[int] = {row.story_id} if row.story_id is not None else set()
-    if fp.signature is not None:
-        stories |= _matching_stories(session, article_id, fp, params)
-        # executemany: one compiled statement for every article (a multi-row VALUES is
-        # compiled again for each new row count)
-        session.execute(
-            dialect_insert(session, BANDS).on_conflict_do_nothing(),
-            [{"band_key": k, "article_id": article_id} for k in sorted(set(fp.keys))],
-        )
-    target = min(stories) if stories else article_id
-    for other in stories - {target}:
-        session.execute(update(ARTICLES).where(ARTICLES.c.story_id == other).values(story_id=target))
-    if row.story_id != target:
-        session.execute(
-            update(ARTICLES).where(ARTICLES.c.id == article_id).values(story_id=target)
-        )
+class _Batch:
+    """One call's articles placed in their stories, in id order, with a fixed number of
+    statements per batch rather than per article (``storage`` cost: the statements'
+    overhead was most of an article's added time).
 
+    The index of what is stored is read once: every indexed article sharing a band key
+    with the batch, its signature, length and story. Each article of the batch is then
+    placed as if it had been indexed on its own, one after the other: the batch's earlier
+    articles are candidates of its later ones, a merge of two stories renames them in
+    what was read and in what is still to be written. Signatures, band keys and story ids
+    are written with one ``executemany`` each; a merge is written at once.
+    """
 
-def _matching_stories(
-    session: Session, article_id: int, fp: Fingerprint, params: ReprintParams
-) -> set[int]:
-    """The stories of the indexed articles that share a band key with ``fp`` and pass the
-    exact check. Candidates are checked most similar first (by their signatures), and one
-    match per story is enough: the other members of a story found are not read."""
-    assert fp.signature is not None
-    stmt = (
-        select(SIGS.c.article_id, SIGS.c.signature, SIGS.c.chars, ARTICLES.c.story_id)
-        .join(ARTICLES, ARTICLES.c.id == SIGS.c.article_id)
-        .where(
-            SIGS.c.article_id.in_(
-                select(BANDS.c.article_id).where(BANDS.c.band_key.in_(set(fp.keys)))
-            ),
-            SIGS.c.article_id != article_id,
+    def __init__(self, session: Session, params: ReprintParams, todo: list[tuple[Any, Fingerprint]]):
+        self.session, self.params, self.todo = session, params, todo
+        #: band key -> the indexed articles holding it (the batch's own, as they are placed)
+        self.by_key: dict[int, set[int]] = defaultdict(set)
+        #: article -> (signature, normalised length) of every candidate read or placed
+        self.sigs: dict[int, tuple[list[int], int]] = {}
+        #: article -> story, for candidates and the batch's placed articles
+        self.story: dict[int, int] = {}
+        #: the stored text of the batch's articles (the exact check of a later one)
+        self.content: dict[int, str | None] = {row.id: row.content for row, _ in todo}
+
+    def place(self) -> None:
+        session = self.session
+        session.execute(
+            SIGS.insert(),
+            [
+                {
+                    "article_id": row.id,
+                    "content_md5": row.content_md5,
+                    "chars": fp.chars,
+                    "signature": _pack(fp.signature) if fp.signature is not None else None,
+                }
+                for row, fp in self.todo
+            ],
         )
-    )
-    likely: list[tuple[float, int, int]] = []
-    for r in session.execute(stmt):
-        if r.signature is None or r.story_id is None:
-            continue
-        jaccard = estimate(fp.signature, _unpack(r.signature))
-        guess = estimate_overlap(jaccard, fp.chars, r.chars, params.shingle)
-        if guess >= params.prefilter:
-            likely.append((guess, r.article_id, r.story_id))
-    if not likely:
-        return set()
-    likely.sort(reverse=True)
-    mine = set(fp.shingles)
-    found: set[int] = set()
-    for _, candidate, story in likely:
-        if story in found:
-            continue
-        content = session.scalar(select(ARTICLES.c.content).where(ARTICLES.c.id == candidate))
-        if similarity(mine, shingle_set(normalise(content), params.shingle)) >= params.threshold:
-            found.add(story)
-    return found
+        self._read_index({k for _, fp in self.todo for k in fp.keys})
+        bands: list[dict[str, int]] = []
+        for row, fp in self.todo:
+            stories: set[int] = {row.story_id} if row.story_id is not None else set()
+            if fp.signature is not None:
+                stories |= self._matching_stories(row.id, fp)
+                keys = sorted(set(fp.keys))
+                bands += [{"band_key": k, "article_id": row.id} for k in keys]
+                for k in keys:
+                    self.by_key[k].add(row.id)
+                self.sigs[row.id] = (fp.signature, fp.chars)
+            target = min(stories) if stories else row.id
+            for other in stories - {target}:  # a merge: the younger story joins the older
+                session.execute(
+                    update(ARTICLES).where(ARTICLES.c.story_id == other).values(story_id=target)
+                )
+                for a, st in self.story.items():
+                    if st == other:
+                        self.story[a] = target
+            self.story[row.id] = target
+        if bands:
+            session.execute(dialect_insert(session, BANDS).on_conflict_do_nothing(), bands)
+        changed = [
+            {"b_id": row.id, "b_story": self.story[row.id]}
+            for row, _ in self.todo
+            if row.story_id != self.story[row.id]
+        ]
+        if changed:
+            session.execute(
+                update(ARTICLES)
+                .where(ARTICLES.c.id == bindparam("b_id"))
+                .values(story_id=bindparam("b_story")),
+                changed,
+            )
+
+    def _read_index(self, keys: set[int]) -> None:
+        """The indexed articles sharing one of ``keys``, their signatures and stories."""
+        mine = {row.id for row, _ in self.todo}
+        found: set[int] = set()
+        for chunk in chunked(sorted(keys)):
+            stmt = select(BANDS.c.band_key, BANDS.c.article_id).where(BANDS.c.band_key.in_(chunk))
+            for r in self.session.execute(stmt):
+                if r.article_id not in mine:
+                    self.by_key[r.band_key].add(r.article_id)
+                    found.add(r.article_id)
+        for chunk in chunked(sorted(found)):
+            stmt = (
+                select(SIGS.c.article_id, SIGS.c.signature, SIGS.c.chars, ARTICLES.c.story_id)
+                .join(ARTICLES, ARTICLES.c.id == SIGS.c.article_id)
+                .where(SIGS.c.article_id.in_(chunk))
+            )
+            for r in self.session.execute(stmt):
+                if r.signature is not None and r.story_id is not None:
+                    self.sigs[r.article_id] = (_unpack(r.signature), r.chars)
+                    self.story[r.article_id] = r.story_id
+
+    def _text(self, article_id: int) -> str | None:
+        if article_id not in self.content:
+            self.content[article_id] = self.session.scalar(
+                select(ARTICLES.c.content).where(ARTICLES.c.id == article_id)
+            )
+        return self.content[article_id]
+
+    def _matching_stories(self, article_id: int, fp: Fingerprint) -> set[int]:
+        """The stories of the indexed articles that share a band key with ``fp`` and pass
+        the exact check. Candidates are checked most similar first (by their signatures
+        and lengths), and one match per story is enough: the other members of a story
+        found are not read."""
+        assert fp.signature is not None
+        params = self.params
+        candidates: set[int] = set()
+        for k in set(fp.keys):
+            candidates |= self.by_key.get(k, set())
+        candidates.discard(article_id)
+        likely: list[tuple[float, int]] = []
+        for candidate in candidates:
+            known = self.sigs.get(candidate)
+            if known is None or candidate not in self.story:
+                continue
+            jaccard = estimate(fp.signature, known[0])
+            guess = estimate_overlap(jaccard, fp.chars, known[1], params.shingle)
+            if guess >= params.prefilter:
+                likely.append((guess, candidate))
+        if not likely:
+            return set()
+        likely.sort(reverse=True)
+        mine = set(fp.shingles)
+        found: set[int] = set()
+        for _, candidate in likely:
+            if self.story[candidate] in found:
+                continue
+            theirs = shingle_set(normalise(self._text(candidate)), params.shingle)
+            if similarity(mine, theirs) >= params.threshold:
+                found.add(self.story[candidate])
+        return found
 
 
 def unassigned_count(engine: Engine) -> int:
