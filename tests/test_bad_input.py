@@ -257,9 +257,11 @@ def test_drop_and_failure_counts_are_exact(crawled: Crawled) -> None:
 
 # -- a page that is all boilerplate ------------------------------------------------------------
 
+# Lines only the line table strips: best mode drops copyright notices on sight, so the
+# site's repeated lines here are ones no rule of the extractor knows.
 BOILERPLATE = [
-    "本网站所有内容版权归本网所有，未经书面授权不得转载、摘编或利用其他方式使用。",
-    "本网所刊登的各种新闻、信息和各种专题专栏资料，均为本网站版权所有，转载请注明出处。",
+    "本栏目文章仅代表作者个人观点，不代表本网立场，欢迎读者来信交流讨论。",
+    "市场有风险，投资需谨慎，本文内容仅供参考，不构成任何投资建议。",
 ]
 
 
@@ -304,9 +306,13 @@ def test_a_page_of_learnt_boilerplate_is_dropped_not_stored_empty(tmp_path: Path
         urls = set(s.scalars(select(Article.url)))
         assert base + only not in urls and len(urls) == 4
         assert s.get(SiteLineStats, "local").RC == 5
-        contents = s.scalars(select(Article.content).order_by(Article.id)).all()
-        assert BOILERPLATE[0] in contents[0]  # the first page keeps them (LC 1 <= 1)
-        assert all(BOILERPLATE[0] not in c and BOILERPLATE[1] not in c for c in contents[1:])
+        contents = s.scalars(select(Article.content)).all()
+    # the first page counted keeps them (LC 1 <= 1), every later one loses both; which
+    # page that is depends on the order the downloads came back in (a batch is written
+    # in URL order, so ids do not say)
+    kept = [c for c in contents if BOILERPLATE[0] in c and BOILERPLATE[1] in c]
+    assert len(kept) == 1
+    assert all(BOILERPLATE[0] not in c and BOILERPLATE[1] not in c for c in contents if c not in kept)
 
 
 # -- NUL characters reach the database only as nothing -----------------------------------------
