@@ -14,6 +14,10 @@ the most severe failed site (0 ok, 1 a bug or a failed re-clean, 2 a user error 
 before any site starts, 3 nothing fetched, 4 the database failed, 5 every article
 dropped), and 75 when another run holds the lock. ``-a NAME=VALUE`` goes to every site's
 spider, ``-s`` to every crawler.
+
+With ``-s REDIS_URL=redis://...`` (cluster mode, docs/cluster.md) every ``scrapy nightly``
+started against that Redis joins one run instead of taking the host's lock; the last
+worker to finish prints the run's report (:mod:`newsspider.nightly.cluster`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from scrapy.spiderloader import get_spider_loader
 from scrapy.utils.conf import arglist_to_dict
 
 from newsspider.cli import NewsCommand
+from newsspider.cluster import check_redis, is_cluster
+from newsspider.nightly.cluster import run_cluster_nightly
 from newsspider.nightly.lock import EXIT_LOCKED, LockHeld
 from newsspider.nightly.run import run_nightly
 from newsspider.outcome import EXIT_STATUSES
@@ -88,6 +94,7 @@ class Command(NewsCommand):
         for site in self._sites(opts.sites):
             check_spider(self.settings, site, opts.spargs)
         check_crawl(self.settings)
+        check_redis(self.settings)  # cluster mode (REDIS_URL): Redis answers
 
     def _sites(self, option: str | None) -> list[str]:
         assert self.settings is not None
@@ -118,8 +125,10 @@ class Command(NewsCommand):
         assert self.crawler_process is not None
         sites = self._sites(opts.sites)
         growth = self._reclean_growth()
+        # REDIS_URL: this process is one worker of the cluster's nightly run (no host lock).
+        run = run_cluster_nightly if is_cluster(self.settings) else run_nightly
         try:
-            result = run_nightly(self.crawler_process, sites, opts.spargs, growth=growth)
+            result = run(self.crawler_process, sites, opts.spargs, growth=growth)
         except LockHeld as exc:
             print(f"scrapy nightly: {exc}; not started", file=sys.stderr, flush=True)  # noqa: T201
             self.exitcode = EXIT_LOCKED

@@ -121,6 +121,12 @@ class SiteCrawl:
         stats = self.stats()
         pages_ok = report.pages_ok_from_stats(stats)
         resumed = bool(self.job and self.job.resumed)
+        # A cluster worker that joined the site's run (another seeded it) and found the
+        # shared queue already empty fetched nothing without failing, as a resumed job
+        # whose queue was empty (the same rule as CrawlSummary's for ``scrapy crawl``).
+        joined = stats.get("cluster/seeder") == 0 and not any(
+            k.startswith("newsspider/fetch_failed_reason/") for k in stats
+        )
         with transaction(self.engine) as session:
             status = None
             if self.crawl_run_id is not None:
@@ -130,7 +136,7 @@ class SiteCrawl:
                 finish_reason=stats.get("finish_reason"),
                 crawl_status=status,
                 pages_ok=pages_ok,
-                resumed=resumed,
+                resumed=resumed or joined,
                 all_dropped=stats.get(EXIT_STATUS_STAT) == EXIT_ALL_DROPPED,
             )
             notes = [n for n in (note, self.job.note if self.job else "") if n]

@@ -68,6 +68,7 @@ __all__ = [
     "classify",
     "exit_status",
     "history_size",
+    "merge_site_runs",
     "nightly_report",
     "pages_ok_from_stats",
     "robust_band",
@@ -93,6 +94,9 @@ class SiteRun:
     without a page after their retries, by reason in ``fetch_failure_reasons``
     (``http_404``, ``timeout``, ``connection_lost``…), ``retries`` downloads repeated by
     Scrapy's RetryMiddleware, ``db_retries`` write batches that waited for the database.
+    ``bodies`` counts the stored items ``median_body_chars`` is over; ``workers`` the
+    cluster workers whose crawls of the site were summed into this one
+    (:func:`merge_site_runs`).
     """
 
     site: str
@@ -117,6 +121,8 @@ class SiteRun:
     db_retries: int = 0
     median_body_chars: int | None = None
     note: str = ""
+    bodies: int = 0
+    workers: int = 1
 
     @property
     def articles(self) -> int:
@@ -264,6 +270,90 @@ def check_health(
                floor=policy.body_factor, log=True),
     )  # fmt: skip
     return [w for w in checks if w is not None]
+
+
+#: Outcomes from the worst to the best: a site crawled by several cluster workers takes the
+#: worst of theirs (``killed``: a worker died mid-crawl; ``running``: its row never ended).
+_OUTCOME_RANK = {FAILED: 0, INTERRUPTED: 1, "killed": 2, "running": 3, OK: 4}
+
+
+def _weighted_median(values: Sequence[tuple[int, int]]) -> int | None:
+    """The median of ``(value, weight)`` pairs: each worker's median body length weighted
+    by its bodies. Exact for one worker; for several the value at the middle body when
+    each worker's bodies are taken at its median (the lengths themselves are not kept)."""
+    pairs = sorted((v, w) for v, w in values if w > 0)
+    total = sum(w for _, w in pairs)
+    if not total:
+        return None
+    seen = 0
+    for value, weight in pairs:
+        seen += weight
+        if 2 * seen >= total:
+            return value
+    return pairs[-1][0]
+
+
+def _sum_counts(maps: Sequence[Mapping[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for counts in maps:
+        for key, n in counts.items():
+            total[key] = total.get(key, 0) + n
+    return total
+
+
+def merge_site_runs(runs: Sequence[SiteRun]) -> list[SiteRun]:
+    """One :class:`SiteRun` per site, in order of first appearance.
+
+    A nightly run on one machine has one row per site, returned as it is. A cluster run
+    has one per worker and site, each worker having crawled part of the site's shared
+    queue: their counts are summed, the outcome is the worst of theirs (a site where one
+    worker failed failed), the times span all of them, and the notes are kept, one per
+    distinct text.
+    """
+    by_site: dict[str, list[SiteRun]] = {}
+    for run in runs:
+        by_site.setdefault(run.site, []).append(run)
+    merged = []
+    for site, parts in by_site.items():
+        if len(parts) == 1:
+            merged.append(parts[0])
+            continue
+        worst = min(parts, key=lambda r: _OUTCOME_RANK.get(r.outcome, 0))
+        starts = [r.started_at for r in parts if r.started_at is not None]
+        ends = [r.finished_at for r in parts if r.finished_at is not None]
+        medians = [
+            (r.median_body_chars, r.bodies) for r in parts if r.median_body_chars is not None
+        ]
+        notes = list(dict.fromkeys(r.note for r in parts if r.note))
+        merged.append(
+            SiteRun(
+                site=site,
+                outcome=worst.outcome,
+                crawl_run_id=None,
+                started_at=min(starts) if starts else None,
+                finished_at=max(ends) if ends else None,
+                finish_reason=worst.finish_reason,
+                resumed=any(r.resumed for r in parts),
+                requests=sum(r.requests for r in parts),
+                pages_fetched=sum(r.pages_fetched for r in parts),
+                pages_ok=sum(r.pages_ok for r in parts),
+                skipped_stored=sum(r.skipped_stored for r in parts),
+                items_new=sum(r.items_new for r in parts),
+                items_updated=sum(r.items_updated for r in parts),
+                items_dropped=sum(r.items_dropped for r in parts),
+                drop_reasons=_sum_counts([r.drop_reasons for r in parts]),
+                errors=sum(r.errors for r in parts),
+                fetch_failures=sum(r.fetch_failures for r in parts),
+                fetch_failure_reasons=_sum_counts([r.fetch_failure_reasons for r in parts]),
+                retries=sum(r.retries for r in parts),
+                db_retries=sum(r.db_retries for r in parts),
+                median_body_chars=_weighted_median(medians),
+                note="; ".join(notes),
+                bodies=sum(r.bodies for r in parts),
+                workers=sum(r.workers for r in parts),
+            )
+        )
+    return merged
 
 
 def history_size(history: Sequence[SiteRun], policy: HealthPolicy | None = None) -> int:
@@ -415,7 +505,8 @@ def site_report(
     reasons = _reasons(run)
     lines = [
         f"{run.site}: {_outcome_label(run)} ({run.finish_reason or 'no finish reason'})"
-        + (f" in nightly run {nightly_run_id}" if nightly_run_id is not None else ""),
+        + (f" in nightly run {nightly_run_id}" if nightly_run_id is not None else "")
+        + (f", {run.workers} cluster workers summed" if run.workers > 1 else ""),
         f"  {run.requests} requests, {run.pages_ok} pages 2xx ({run.pages_fetched} responses), "
         f"{run.skipped_stored} skipped as stored",
         f"  {run.items_new} new, {run.items_updated} updated, {run.items_dropped} dropped"
@@ -465,6 +556,8 @@ def nightly_report(
                   r.items_new, r.items_updated, r.items_dropped, r.errors, body])
         )  # fmt: skip
     for r in runs:
+        if r.workers > 1:
+            lines.append(f"  {r.site}: crawled by {r.workers} cluster workers, figures summed")
         if reasons := _reasons(r):
             lines.append(f"  {r.site} dropped: {reasons}")
         if failures := _failures(r):

@@ -29,6 +29,9 @@ What one run does, in this order:
 
 Exit status: 0; 1 when a site failed entirely (the crawl raised, storing failed, or no
 page came back 2xx) or a re-clean failed.
+
+With ``REDIS_URL`` (cluster mode) the lock is the cluster's, held in Redis, and the run is
+shared by every worker started on any machine: ``cluster.py`` in this package.
 """
 
 from __future__ import annotations
@@ -60,7 +63,10 @@ if TYPE_CHECKING:
     from scrapy.crawler import CrawlerProcessBase
     from scrapy.settings import Settings
 
-__all__ = ["NightlyResult", "project_path", "run_nightly"]
+__all__ = [
+    "NightlyResult", "abort", "crawl_sites", "prepare", "project_path", "reclean_and_report",
+    "run_nightly",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +99,8 @@ def run_nightly(
 
     ``spargs`` go to every site's spider; ``growth`` is ``RECLEAN_GROWTH`` (0: no
     re-clean), checked by the caller. Raises :class:`~.lock.LockHeld` when another run
-    holds the lock (nothing is started then).
+    holds the lock (nothing is started then). With ``REDIS_URL`` the command calls
+    :func:`.cluster.run_cluster_nightly` instead: one worker of the cluster's run.
     """
     with RunLock(project_path(process.settings.get("NIGHTLY_LOCK"))):
         return _run_locked(process, sites, spargs, growth)
@@ -115,15 +122,22 @@ def _enable_incremental(settings: Settings) -> None:
         )
 
 
-def _run_locked(
-    process: CrawlerProcessBase, sites: list[str], spargs: dict[str, str], growth: float
-) -> NightlyResult:
+def prepare(process: CrawlerProcessBase) -> Engine:
+    """What every nightly process does before its run starts: INCREMENTAL on, pages
+    recorded, and the database's schema at head; returns the engine."""
     _enable_incremental(process.settings)
     warc_setting = process.settings.get("NIGHTLY_WARC_DIR")  # "" turns recording off
     warc_root = project_path(warc_setting) if warc_setting else None
     enable_recording(process.settings, warc_root, today=datetime.now(UTC).date())
     engine = engine_from_settings(process.settings)
     create_schema(engine)
+    return engine
+
+
+def _run_locked(
+    process: CrawlerProcessBase, sites: list[str], spargs: dict[str, str], growth: float
+) -> NightlyResult:
+    engine = prepare(process)
     host = socket.gethostname()
     with transaction(engine) as session:
         killed = runstore.mark_killed_runs(session, host)
@@ -134,25 +148,31 @@ def _run_locked(
         )
     logger.info("nightly run %s: %s", nightly_id, ", ".join(sites))
     try:
-        return _crawl_and_report(process, engine, sites, spargs, growth, nightly_id, host)
+        crawls, started_at = crawl_sites(process, engine, sites, spargs, nightly_id)
+        with open_session(engine) as session:
+            rows = [runstore.site_run(session, c.site_run_id) for c in crawls if c.site_run_id]
+        return reclean_and_report(
+            process.settings, engine, rows, nightly_id, host, started_at, growth
+        )
     except BaseException as exc:
-        _abort(engine, nightly_id, exc)
+        abort(engine, nightly_id, exc)
         raise
 
 
-def _crawl_and_report(
+def crawl_sites(
     process: CrawlerProcessBase,
     engine: Engine,
     sites: list[str],
     spargs: dict[str, str],
-    growth: float,
     nightly_id: int,
-    host: str,
-) -> NightlyResult:
-    """Crawl, settle each site, re-clean, report."""
+    *,
+    jobdirs: bool = True,
+) -> tuple[list[SiteCrawl], datetime]:
+    """Crawl every site in ``process`` and settle each one's row; the crawls and when
+    they started. ``jobdirs`` False: no ``JOBDIR`` (a cluster worker's queue is Redis's)."""
     s = process.settings
     started_at = datetime.now(UTC)
-    jobs_setting = s.get("NIGHTLY_JOBDIR")  # "" turns JOBDIR off
+    jobs_setting = s.get("NIGHTLY_JOBDIR") if jobdirs else ""  # "" turns JOBDIR off
     jobs_root = project_path(jobs_setting) if jobs_setting else None
     max_age = timedelta(hours=s.getfloat("NIGHTLY_RESUME_HOURS"))
     crawls: list[SiteCrawl] = []
@@ -172,15 +192,36 @@ def _crawl_and_report(
     process.start()
 
     finished = datetime.now(UTC)
-    outcomes = {c.site: c.finish(now=finished) for c in crawls}
-    ok_sites = [site for site, outcome in outcomes.items() if outcome == report.OK]
+    for c in crawls:
+        c.finish(now=finished)
+    return crawls, started_at
+
+
+def reclean_and_report(
+    s: Settings,
+    engine: Engine,
+    rows: list[report.SiteRun],
+    nightly_id: int,
+    host: str,
+    started_at: datetime,
+    growth: float,
+    *,
+    workers: int | None = None,
+) -> NightlyResult:
+    """Re-clean the sites that ended ``ok``, then report on ``rows`` (the run's site rows;
+    a cluster run's, one per worker and site, are summed per site) and close the run."""
+    runs = report.merge_site_runs(rows)
+    ok_sites = [r.site for r in runs if r.outcome == report.OK]
     extra, reclean_failures = _reclean(
         engine, ok_sites, growth, L=s.getint("LINEHASH_L"), min_RC=s.getint("RECLEAN_MIN_RC")
     )
     policy = report.HealthPolicy(
         window=s.getint("NIGHTLY_HEALTH_RUNS"), k=s.getfloat("NIGHTLY_HEALTH_K")
     )
-    return _report(engine, crawls, nightly_id, host, started_at, extra, reclean_failures, policy)
+    return _report(
+        engine, rows, runs, nightly_id, host, started_at, extra, reclean_failures, policy,
+        workers=workers,
+    )  # fmt: skip
 
 
 def _reclean(
@@ -211,17 +252,20 @@ def _reclean(
 
 def _report(
     engine: Engine,
-    crawls: list[SiteCrawl],
+    rows: list[report.SiteRun],
+    site_runs: list[report.SiteRun],
     nightly_id: int,
     host: str,
     started_at: datetime,
     extra: list[str],
     other_failures: int,
     policy: report.HealthPolicy,
+    *,
+    workers: int | None = None,
 ) -> NightlyResult:
-    """Build, store and log the report."""
+    """Build, store and log the report: on ``site_runs`` (one per site), each site's part
+    kept in the ``crawl_runs`` row of each of its ``rows``."""
     with open_session(engine) as session:
-        site_runs = [runstore.site_run(session, c.site_run_id) for c in crawls if c.site_run_id]
         history = {
             r.site: runstore.recent_site_runs(
                 session, r.site, exclude_nightly_run_id=nightly_id, limit=policy.window
@@ -243,18 +287,20 @@ def _report(
         policy=policy,
         extra=extra,
     )
+    site_texts = {
+        r.site: report.site_report(
+            r, warnings[r.site], history_runs=sizes[r.site], policy=policy,
+            nightly_run_id=nightly_id,
+        )
+        for r in site_runs
+    }  # fmt: skip
     with transaction(engine) as session:
-        for r in site_runs:
+        for r in rows:
             if r.crawl_run_id is not None:
-                site_text = report.site_report(
-                    r,
-                    warnings[r.site],
-                    history_runs=sizes[r.site],
-                    policy=policy,
-                    nightly_run_id=nightly_id,
-                )
-                runstore.save_site_report(session, r.crawl_run_id, site_text)
-        runstore.finish_nightly_run(session, nightly_id, exit_code=exit_code, report=text)
+                runstore.save_site_report(session, r.crawl_run_id, site_texts[r.site])
+        runstore.finish_nightly_run(
+            session, nightly_id, exit_code=exit_code, report=text, workers=workers
+        )
     for site_warnings in warnings.values():
         for w in site_warnings:
             logger.warning("health: %s", w.message)
@@ -264,7 +310,7 @@ def _report(
     return NightlyResult(exit_code, text)
 
 
-def _abort(engine: Engine, nightly_id: int, exc: BaseException) -> None:
+def abort(engine: Engine, nightly_id: int, exc: BaseException) -> None:
     """Close the run's row as failed when the run itself breaks, then let it raise.
 
     Best effort: when the database is what broke, the row stays ``running`` and the next

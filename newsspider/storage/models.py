@@ -299,6 +299,11 @@ class NightlyRun(Base):
     ``status``: ``running`` while it runs, then ``finished`` (exit status 0),
     ``failed`` (non-zero), or ``killed`` when a later run on the same host found it
     still ``running`` (the process died without finishing its row).
+
+    ``workers``: NULL for a run on one machine; for a cluster run (``REDIS_URL``,
+    ``newsspider/cluster/nightly.py``) the number of ``scrapy nightly`` workers that
+    joined it, each leaving its own ``crawl_runs`` and ``nightly_site_runs`` row per
+    site; ``host`` and ``pid`` are then the founder's.
     """
 
     __tablename__ = "nightly_runs"
@@ -312,6 +317,7 @@ class NightlyRun(Base):
     status: Mapped[str] = mapped_column(String(32), default="running")
     exit_code: Mapped[int | None] = mapped_column(Integer)
     report: Mapped[str | None] = mapped_column(Text)
+    workers: Mapped[int | None] = mapped_column(Integer)
 
 
 class NightlySiteRun(Base):
@@ -325,7 +331,9 @@ class NightlySiteRun(Base):
     ``articles`` would drift as re-crawls and re-cleans rewrite rows, and the health checks
     compare it across runs. A site that failed before its ``crawl_runs`` row existed (a bad
     spider argument, an unreachable database) still gets a row, with ``crawl_run_id``
-    NULL, so the failure is on record.
+    NULL, so the failure is on record. In a cluster run each worker has its own row per
+    site (distinct by ``crawl_run_id``); the report sums them per site
+    (``nightly.report.merge_site_runs``).
     """
 
     __tablename__ = "nightly_site_runs"
