@@ -426,6 +426,31 @@ def reset_database(url: str) -> None:
 # The measurements
 
 
+def process_tree_cpu(pid: int | None) -> float:
+    """CPU seconds of process ``pid`` (a postmaster, a redis-server), its live children
+    and the children it has reaped (PostgreSQL's backends end with their connections)."""
+    if not pid:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def fields(p: int | str) -> list[str]:
+        text = Path(f"/proc/{p}/stat").read_text()
+        return text[text.rindex(")") + 2 :].split()
+
+    try:
+        own = fields(pid)
+        total = sum(int(x) for x in own[11:15])  # utime stime cutime cstime
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0.0
+    for child in children:
+        try:
+            total += sum(int(x) for x in fields(child)[11:13])
+        except OSError:
+            continue
+    return total / tick
+
+
 def redis_figures(client: Any) -> dict[str, int]:
     """Commands served so far and memory in use, from ``INFO``."""
     commands = sum(v["calls"] for v in client.info("commandstats").values())
@@ -433,7 +458,15 @@ def redis_figures(client: Any) -> dict[str, int]:
 
 
 def measure(
-    n: int, archive: Any, work: Path, *, database_url: str, redis_url: str, reset_db: Any
+    n: int,
+    archive: Any,
+    work: Path,
+    *,
+    database_url: str,
+    redis_url: str,
+    reset_db: Any,
+    pg_pid: int | None = None,
+    redis_pid: int | None = None,
 ) -> dict[str, Any]:
     """One cluster crawl of ``archive`` with ``n`` workers; the model's figures."""
     import redis
@@ -456,9 +489,12 @@ def measure(
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
+    servers_before = (process_tree_cpu(pg_pid), process_tree_cpu(redis_pid))
     t0 = time.perf_counter()
     results = run_workers(n, archive, work / f"n{n}", database_url=database_url, redis_url=redis_url)
     wall = time.perf_counter() - t0
+    pg_cpu = process_tree_cpu(pg_pid) - servers_before[0]
+    redis_cpu = process_tree_cpu(redis_pid) - servers_before[1]
     stop.set()
     sampler.join()
     after = redis_figures(client)
@@ -474,6 +510,8 @@ def measure(
         "crawl_seconds": crawl_seconds,
         "pages_per_s": round(pages / crawl_seconds, 1) if crawl_seconds else None,
         "worker_cpu_ms_per_page": round(1000 * cpu / pages, 2) if pages else None,
+        "postgres_cpu_ms_per_page": round(1000 * pg_cpu / pages, 2) if pg_pid and pages else None,
+        "redis_cpu_ms_per_page": round(1000 * redis_cpu / pages, 3) if redis_pid and pages else None,
         "redis_commands_per_page": round((after["commands"] - base["commands"]) / pages, 2),
         "redis_peak_bytes_per_page": round((peak["used_memory"] - base["used_memory"]) / pages, 1),
         "sql_statements": statements,
@@ -497,6 +535,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser.add_argument("--work", type=Path, default=Path("/tmp/newsspider-cluster-bench"))
     parser.add_argument("--datasets", type=Path, default=crawl_archive.DATASETS)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--pg-pid", type=int, help="the postmaster's PID: PostgreSQL CPU per page")
+    parser.add_argument("--redis-pid", type=int, help="redis-server's PID: Redis CPU per page")
     parser.add_argument("--check", action="store_true",
                         help="the acceptance check instead: --check-workers workers against one "
                         "process (needs --single-database-url)")  # fmt: skip
@@ -525,7 +565,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for n in (int(x) for x in args.workers.split(",")):
         row = measure(n, archive, args.work, database_url=args.database_url,
-                      redis_url=args.redis_url, reset_db=reset_db)  # fmt: skip
+                      redis_url=args.redis_url, reset_db=reset_db, pg_pid=args.pg_pid,
+                      redis_pid=args.redis_pid)  # fmt: skip
         print(json.dumps(row), flush=True)
         rows.append(row)
     if args.json:

@@ -19,7 +19,7 @@ from redis.retry import Retry
 from scrapy.settings import BaseSettings
 
 __all__ = [
-    "KEY_PREFIX", "RETRY_CAP", "Keys", "keys", "rate_key", "redis_client", "redis_params",
+    "KEY_PREFIX", "PRUNE_DEAD", "RETRY_CAP", "Keys", "keys", "rate_key", "redis_client", "redis_params",
     "slots_key",
 ]  # fmt: skip
 
@@ -33,6 +33,20 @@ KEY_PREFIX = "newsspider"
 REDIS_WAIT_SECONDS = 300.0
 #: Seconds a command may take (a blocking pop is never used: FIFO pops are immediate).
 SOCKET_TIMEOUT = 10.0
+
+#: Lua, the start of the join and leave scripts of a crawl run (``frontier.py``) and of a
+#: nightly run (``nightly.py``): drop from the hash ``KEYS[1]`` (worker -> heartbeat, Redis
+#: time) every worker silent for more than ``ARGV[2]`` seconds; ``now`` is left set.
+PRUNE_DEAD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if tonumber(all[i + 1]) < now - tonumber(ARGV[2]) then
+    redis.call('HDEL', KEYS[1], all[i])
+  end
+end
+"""
 
 
 def redis_params() -> dict[str, Any]:

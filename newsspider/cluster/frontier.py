@@ -36,7 +36,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 from twisted.internet.task import LoopingCall
 
-from .connection import Keys, keys, redis_client
+from .connection import PRUNE_DEAD, Keys, keys, redis_client
 
 __all__ = ["JOIN", "LEAVE", "ClusterWorker", "worker_id"]
 
@@ -47,15 +47,7 @@ POLL_SECONDS = 0.5
 
 #: KEYS: workers, requests, dupefilter, run, fetched. ARGV: worker id, timeout, new run id.
 #: Returns {1 if this worker starts the run else 0, the run id}.
-JOIN = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local all = redis.call('HGETALL', KEYS[1])
-for i = 1, #all, 2 do
-  if tonumber(all[i + 1]) < now - tonumber(ARGV[2]) then
-    redis.call('HDEL', KEYS[1], all[i])
-  end
-end
+JOIN = PRUNE_DEAD + """
 local new = 0
 if redis.call('HLEN', KEYS[1]) == 0 then
   redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5])
@@ -76,15 +68,8 @@ return 1
 #: KEYS: workers, requests, dupefilter, run, fetched. ARGV: worker id, timeout.
 #: Returns 1 when this worker was the last one and deleted the run's keys.
 LEAVE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 redis.call('HDEL', KEYS[1], ARGV[1])
-local all = redis.call('HGETALL', KEYS[1])
-for i = 1, #all, 2 do
-  if tonumber(all[i + 1]) < now - tonumber(ARGV[2]) then
-    redis.call('HDEL', KEYS[1], all[i])
-  end
-end
+""" + PRUNE_DEAD + """
 if redis.call('HLEN', KEYS[1]) == 0 then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
   return 1

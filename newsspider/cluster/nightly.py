@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from redis import Redis
 
-from .connection import KEY_PREFIX
+from .connection import KEY_PREFIX, PRUNE_DEAD
 
 __all__ = [
     "JOIN",
@@ -52,22 +52,12 @@ JOINED_KEY = f"{KEY_PREFIX}:nightly:joined"
 #: Seconds between heartbeats, and between looks for the founder's run id.
 BEAT_SECONDS = 0.5
 
-_PRUNE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local all = redis.call('HGETALL', KEYS[1])
-for i = 1, #all, 2 do
-  if tonumber(all[i + 1]) < now - tonumber(ARGV[2]) then
-    redis.call('HDEL', KEYS[1], all[i])
-  end
-end
-"""
 
 #: KEYS: workers, run, joined. ARGV: worker id, timeout.
 #: Returns {1 if this worker founds the run else 0, the run id or '' while the founder has
 #: not published it, the id of the previous run when every one of its workers died or ''}.
 JOIN = (
-    _PRUNE
+    PRUNE_DEAD
     + """
 local previous = ''
 local new = 0
@@ -104,7 +94,7 @@ if (redis.call('GET', KEYS[2]) or '') ~= ARGV[3] then
 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 """
-    + _PRUNE
+    + PRUNE_DEAD
     + """
 local left = redis.call('HLEN', KEYS[1])
 if left == 0 then
