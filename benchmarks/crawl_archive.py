@@ -585,6 +585,7 @@ def child_main(cfg_path: Path) -> None:
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
 
+    from newsspider.sites import SITES
     from newsspider.spiders.news import spider_class
 
     base = get_project_settings()
@@ -610,7 +611,9 @@ def child_main(cfg_path: Path) -> None:
     process = CrawlerProcess(base)
     probe = Probe(cfg)
     for s, archive in enumerate(cfg["archives"]):
-        crawler = process.create_crawler(spider_class(bench_site(s), module=__name__))
+        site = bench_site(s)
+        SITES.setdefault(site.key, site)  # the pipeline reads the site's zone from SITES
+        crawler = process.create_crawler(spider_class(site, module=__name__))
         crawler.settings.set("REPLAY_ARCHIVE", archive, priority="cmdline")  # not frozen yet
         probe.connect(crawler)
         process.crawl(crawler, start_urls=list_url(s, 1))

@@ -318,6 +318,23 @@ def test_a_page_of_no_known_site_takes_its_languages_zone(monkeypatch):
     assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=shanghai)
 
 
+def test_a_language_the_title_contradicts_gives_no_zone():
+    """``page_zone``: a Chinese page whose template says ``lang="en-US"`` (a CMS default) is
+    not read in New York's zone: the claim of a language not written in Han script is
+    ignored when the title is mostly Han characters."""
+    para = "记者从有关部门获悉，这项改革措施将于明年起在全国范围内逐步推开，惠及数千万群众。"
+    body = "".join(f"<p>{para}{k}</p>" for k in range(4))
+    html = (
+        "<html lang='en-US'><head><title>全国推开改革措施_网易新闻</title></head><body>"
+        f"<h1>全国推开改革措施</h1><div>2015-06-19 11:20:11</div><div>{body}</div></body></html>"
+    )
+    shanghai = ZoneInfo("Asia/Shanghai")
+    assert extract_article(html).published == datetime(2015, 6, 19, 11, 20, 11, tzinfo=shanghai)
+    english = html.replace("全国推开改革措施_网易新闻", "Reform rolled out nationwide")
+    new_york = ZoneInfo("America/New_York")
+    assert extract_article(english).published.tzinfo == new_york
+
+
 def test_video_player_controls_are_not_body(monkeypatch):
     """``player_controls``: the control bar and menus of a video player (``vjs-``, ``yvp-``...)
     are noise, however many short lines they hold."""

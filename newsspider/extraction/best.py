@@ -913,6 +913,27 @@ def zone_for_language(lang: str | None) -> tzinfo | None:
     return ZoneInfo(name) if name else None
 
 
+#: ``page_zone``: languages written in Han script, and the share of Han characters in the
+#: title above which a page is taken to be written in one of them.
+HAN_LANGUAGES = ("zh", "ja", "ko")
+HAN_TITLE_SHARE = 0.3
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_XP_TITLE = etree.XPath("string(/html/head/title)")
+
+
+def language_fits_title(lang: str, root: etree._Element) -> bool:
+    """``page_zone``: whether a language claim agrees with the page's own script.
+
+    Templates carry a CMS's default (``lang="en-US"`` on Chinese portals is common); a
+    claim of a language not written in Han script on a page whose title is mostly Han
+    characters is not evidence of the page's zone, and is ignored.
+    """
+    if lang.strip().lower()[:2] in HAN_LANGUAGES:
+        return True
+    title = "".join(_XP_TITLE(root).split())
+    return not title or len(_HAN.findall(title)) <= HAN_TITLE_SHARE * len(title)
+
+
 def page_language(root: etree._Element) -> str | None:
     """``date_forms``: the page's language, ``<html lang>`` else ``og:locale``."""
     lang = root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang")
@@ -1071,7 +1092,7 @@ def extract_best(
     take the page's own zone instead.
     """
     lang = page_language(root) if DATE_FORMS or PAGE_ZONE else None
-    if PAGE_ZONE and not tz_known:
+    if PAGE_ZONE and not tz_known and lang and language_fits_title(lang, root):
         tz = zone_for_language(lang) or tz
     meta, page_title, published_meta = page_metadata(root, tz)
     ld_body = json_ld_article_body(root) if ARTICLE_ANCHOR else None
