@@ -365,11 +365,40 @@ def test_usable_inside_a_running_event_loop(renderer: Renderer) -> None:
 # No Chromium process is ever left behind
 
 
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(ppid, pgid) of a live process, None when it is gone or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text("latin-1")
+    except OSError:
+        return None
+    state, ppid, pgid = stat[stat.rindex(")") + 2 :].split()[:3]
+    return None if state == "Z" else (int(ppid), int(pgid))
+
+
+def _of_baseline(pid: int, baseline: set[int]) -> bool:
+    """Whether ``pid`` belongs to a browser that was running before the test: in the
+    process group of a ``baseline`` process or descended from one. The module's shared
+    renderer may start a helper process at any moment (Chromium starts some lazily),
+    and that is not a process the test left behind."""
+    groups = {s[1] for s in map(_stat, baseline) if s is not None}
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        stat = _stat(pid)
+        if stat is None:
+            return False
+        if pid in baseline or stat[1] in groups:
+            return True
+        pid = stat[0]
+    return False
+
+
 def _settled(baseline: set[int], seconds: float = 10.0) -> set[int]:
-    """Chromium processes beyond ``baseline``, once they have had time to die."""
+    """Chromium processes beyond ``baseline`` and not of its browsers, once they have had
+    time to die."""
     deadline = time.monotonic() + seconds
     while True:
-        extra = set(chromium_processes()) - baseline
+        extra = {p for p in set(chromium_processes()) - baseline if not _of_baseline(p, baseline)}
         if not extra or time.monotonic() > deadline:
             return extra
         time.sleep(0.05)
