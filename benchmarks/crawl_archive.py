@@ -585,7 +585,6 @@ def child_main(cfg_path: Path) -> None:
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
 
-    from newsspider.sites import SITES
     from newsspider.spiders.news import spider_class
 
     base = get_project_settings()
@@ -611,8 +610,7 @@ def child_main(cfg_path: Path) -> None:
     process = CrawlerProcess(base)
     probe = Probe(cfg)
     for s, archive in enumerate(cfg["archives"]):
-        site = bench_site(s)
-        SITES.setdefault(site.key, site)  # the pipeline reads the site's zone from SITES
+        site = register_bench_site(s)
         crawler = process.create_crawler(spider_class(site, module=__name__))
         crawler.settings.set("REPLAY_ARCHIVE", archive, priority="cmdline")  # not frozen yet
         probe.connect(crawler)
@@ -704,16 +702,32 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps({k: str(v) for k, v in asdict(a).items()}, indent=1))
 
 
-if __name__ == "__main__":
-    main()
-
-
 def add_archive_arguments(parser: argparse.ArgumentParser, *, pages: int, sites: int) -> None:
     """The archive and crawl options every crawl benchmark shares (its own defaults for size)."""
     parser.add_argument("--pages", type=int, default=pages, help="article pages (%(default)s)")
     parser.add_argument("--sites", type=int, default=sites, help="bench sites, one spider each")
     parser.add_argument("--per-page", type=int, default=100, help="links per list page")
     parser.add_argument("--concurrency", type=int, default=16, help="CONCURRENT_REQUESTS")
+
+
+def archive_for(args: argparse.Namespace) -> Archive:
+    """The archive the options of :func:`add_archive_arguments` and
+    :func:`add_output_arguments` name, built or reused under ``--work``."""
+    return build_archive(
+        Path(args.work) / f"archive-{args.pages}-{args.sites}",
+        args.pages,
+        sites=args.sites,
+        per_page=args.per_page,
+        datasets=Path(args.datasets),
+    )
+
+
+def register_bench_site(i: int) -> Any:
+    """``bench<i>``'s ``Site`` row, entered in the site table as the real sites are (the
+    pipeline reads a site's time zone from it); returned."""
+    from newsspider.sites import SITES
+
+    return SITES.setdefault(f"bench{i}", bench_site(i))
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -748,3 +762,7 @@ def setting(text: str) -> tuple[str, Any]:
         return key.strip(), json.loads(value)
     except json.JSONDecodeError:
         return key.strip(), value
+
+
+if __name__ == "__main__":
+    main()

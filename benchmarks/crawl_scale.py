@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crawl_archive import (
     add_archive_arguments,
     add_output_arguments,
-    build_archive,
+    archive_for,
     crawl_config,
     emit,
     machine,
@@ -51,13 +51,7 @@ SPEED_FLOOR = 0.8  # last window's pages/s / first window's
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.work)
     every = args.every or max(1, args.pages // 10)
-    archive = build_archive(
-        work / f"archive-{args.pages}-{args.sites}",
-        args.pages,
-        sites=args.sites,
-        per_page=args.per_page,
-        datasets=Path(args.datasets),
-    )
+    archive = archive_for(args)
     cfg = crawl_config(
         "scale",
         archive,

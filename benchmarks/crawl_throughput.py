@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crawl_archive import (
     add_archive_arguments,
     add_output_arguments,
-    build_archive,
+    archive_for,
     crawl_config,
     emit,
     machine,
@@ -65,13 +65,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from newsspider.storage.fts import pending_rows
 
     work = Path(args.work)
-    archive = build_archive(
-        work / f"archive-{args.pages}-{args.sites}",
-        args.pages,
-        sites=args.sites,
-        per_page=args.per_page,
-        datasets=Path(args.datasets),
-    )
+    archive = archive_for(args)
     common = dict(args.set)
     runs: list[tuple[str, str, dict[str, Any]]] = [
         ("bare", "bare", common),

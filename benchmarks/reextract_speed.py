@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crawl_archive import (
     add_archive_arguments,
     add_output_arguments,
-    bench_site,
-    build_archive,
+    archive_for,
     crawl_config,
     emit,
     machine,
+    register_bench_site,
     run_child,
 )
 
@@ -64,15 +64,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     load_before = uptime()
     work = Path(args.work)
-    archive = build_archive(
-        work / f"archive-{args.pages}-{args.sites}",
-        args.pages,
-        sites=args.sites,
-        per_page=args.per_page,
-        datasets=Path(args.datasets),
-    )
+    archive = archive_for(args)
     for i in range(args.sites):  # the bench sites, as the crawl child registers them
-        SITES.setdefault(f"bench{i}", bench_site(i))
+        register_bench_site(i)
     paths = [archive.path(i) for i in range(args.sites)]
     database = work / "reextract.db"
     if database.exists():
