@@ -15,8 +15,9 @@ in one line.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Self
+from typing import Any, Self
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
@@ -26,7 +27,9 @@ from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
 from newsspider.outcome import CrawlOutcome, crawl_outcome
 
-__all__ = ["EXIT_STATUS_STAT", "CrawlSummary", "NetworkErrorsOneLine", "site_of"]
+__all__ = [
+    "EXIT_STATUS_STAT", "CrawlSummary", "NetworkErrorsOneLine", "joined_empty_queue", "site_of",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +68,15 @@ def corpus_is_on(crawler: Crawler) -> bool:
     return listed and crawler.settings.getbool("CORPUS_ENABLED")
 
 
+def joined_empty_queue(stats: Mapping[str, Any]) -> bool:
+    """Whether a crawl was a cluster worker that joined a run (another seeded it) and found
+    the shared queue empty: it fetched nothing without failing, which is not "nothing
+    could be fetched" (``scrapy crawl``'s summary and a nightly site's outcome alike)."""
+    return stats.get("cluster/seeder") == 0 and not any(
+        k.startswith("newsspider/fetch_failed_reason/") for k in stats
+    )
+
+
 class CrawlSummary:
     """Log the crawl's summary line and record its exit status when it closes."""
 
@@ -83,17 +95,12 @@ class CrawlSummary:
             return  # not a news crawl (``scrapy extract`` fetching one URL)
         assert self.crawler.stats is not None
         stats = self.crawler.stats.get_stats()
-        # A cluster worker that joined a run (another seeded it) and found the shared queue
-        # empty fetched nothing without failing: not "nothing could be fetched".
-        joined = stats.get("cluster/seeder") == 0 and not any(
-            k.startswith("newsspider/fetch_failed_reason/") for k in stats
-        )
         self.outcome = crawl_outcome(
             site_of(spider),
             stats,
             finish_reason=reason,
             storing=corpus_is_on(self.crawler),
-            resumed=joined,
+            resumed=joined_empty_queue(stats),
             now=datetime.now(UTC),
         )
         self.crawler.stats.set_value(EXIT_STATUS_STAT, self.outcome.status)

@@ -52,7 +52,6 @@ JOINED_KEY = f"{KEY_PREFIX}:nightly:joined"
 #: Seconds between heartbeats, and between looks for the founder's run id.
 BEAT_SECONDS = 0.5
 
-
 #: KEYS: workers, run, joined. ARGV: worker id, timeout.
 #: Returns {1 if this worker founds the run else 0, the run id or '' while the founder has
 #: not published it, the id of the previous run when every one of its workers died or ''}.

@@ -22,7 +22,7 @@ from scrapy import signals
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from newsspider.extensions import EXIT_STATUS_STAT
+from newsspider.extensions import EXIT_STATUS_STAT, joined_empty_queue
 from newsspider.incremental import SKIPPED_STAT
 from newsspider.outcome import EXIT_ALL_DROPPED
 from newsspider.pipelines import CorpusPipeline
@@ -121,12 +121,6 @@ class SiteCrawl:
         stats = self.stats()
         pages_ok = report.pages_ok_from_stats(stats)
         resumed = bool(self.job and self.job.resumed)
-        # A cluster worker that joined the site's run (another seeded it) and found the
-        # shared queue already empty fetched nothing without failing, as a resumed job
-        # whose queue was empty (the same rule as CrawlSummary's for ``scrapy crawl``).
-        joined = stats.get("cluster/seeder") == 0 and not any(
-            k.startswith("newsspider/fetch_failed_reason/") for k in stats
-        )
         with transaction(self.engine) as session:
             status = None
             if self.crawl_run_id is not None:
@@ -136,7 +130,7 @@ class SiteCrawl:
                 finish_reason=stats.get("finish_reason"),
                 crawl_status=status,
                 pages_ok=pages_ok,
-                resumed=resumed or joined,
+                resumed=resumed or joined_empty_queue(stats),
                 all_dropped=stats.get(EXIT_STATUS_STAT) == EXIT_ALL_DROPPED,
             )
             notes = [n for n in (note, self.job.note if self.job else "") if n]
