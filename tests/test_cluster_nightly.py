@@ -194,7 +194,7 @@ class BothWorkers:
     """Test-only downloader middleware: a site's article requests wait until
     ``CLUSTER_TEST_WORKERS`` workers have joined the site's frontier run, then each takes
     ``CLUSTER_TEST_DELAY`` seconds: with ``CONCURRENT_REQUESTS`` 2 a worker alone would
-    need longer than the other's look at the shared queue (twice a second), so both
+    need longer than the other's look at the shared queue (ten times a second), so both
     workers of the test get a share of it. Loaded by the nightly child processes
     (priority below the replay middleware's 950)."""
 

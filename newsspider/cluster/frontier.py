@@ -42,8 +42,12 @@ __all__ = ["JOIN", "LEAVE", "ClusterWorker", "worker_id"]
 
 logger = logging.getLogger(__name__)
 
-#: Seconds between heartbeats and between looks at the shared queue while idle.
-POLL_SECONDS = 0.5
+#: Seconds between looks at the shared queue while idle: other workers fill it, and a
+#: worker that looked less often would leave a freshly parsed list page's links to the
+#: busy worker that found them (it pops at once).
+POLL_SECONDS = 0.1
+#: Looks per heartbeat (a heartbeat every half second).
+BEAT_EVERY = 5
 
 #: KEYS: workers, requests, dupefilter, run, fetched. ARGV: worker id, timeout, new run id.
 #: Returns {1 if this worker starts the run else 0, the run id}.
@@ -105,6 +109,7 @@ class ClusterWorker:
         self.run_id: str | None = None
         self.seeder = False
         self.fetched = 0
+        self._polls = 0
         self._idle_since: float | None = None
         self._loop: LoopingCall | None = None
         self._join_script = self.redis.register_script(JOIN)
@@ -176,17 +181,20 @@ class ClusterWorker:
         self._idle_since = None
 
     def _poll(self) -> None:
-        """Heartbeat, and a nudge to the engine so it pops shared work at once.
+        """A nudge to the engine so it pops shared work at once, and every
+        :data:`BEAT_EVERY` polls the heartbeat.
 
         Scrapy's engine only looks at an idle scheduler every 5 s (its heartbeat); the
-        queue is filled by other processes, so this worker looks twice a second.
+        queue is filled by other processes, so this worker looks ten times a second.
         """
-        try:
-            assert self.keys is not None
-            self._beat_script(keys=[self.keys.workers], args=[self.worker])
-        except Exception as exc:  # Redis away for longer than the client's retries
-            logger.warning("cluster heartbeat failed: %s", exc)
-            return
+        self._polls += 1
+        if self._polls % BEAT_EVERY == 0:
+            try:
+                assert self.keys is not None
+                self._beat_script(keys=[self.keys.workers], args=[self.worker])
+            except Exception as exc:  # Redis away for longer than the client's retries
+                logger.warning("cluster heartbeat failed: %s", exc)
+                return
         slot = getattr(self.crawler.engine, "_slot", None)
         nextcall = getattr(slot, "nextcall", None)
         if nextcall is not None:
