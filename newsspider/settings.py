@@ -48,6 +48,9 @@ DATABASE_URL = None
 CORPUS_ENABLED = True  # False: CorpusPipeline is off (extract without storing)
 NEWS_DB_BATCH = 50  # articles per transaction
 NEWS_DB_BUSY_TIMEOUT = 30.0  # seconds a SQLite writer waits for a lock
+# Bytes of a SQLite corpus read through a memory map instead of read() calls: the index
+# lookups of reprint detection and the line table jump around the file (docs/reprints.md).
+NEWS_DB_SQLITE_MMAP = 1 << 30
 # A write batch that fails transiently (SQLite locked past the busy timeout, PostgreSQL
 # restarting) is retried whole, with a doubling wait, for up to this many seconds; then its
 # articles are dropped (DatabaseUnavailable) and the crawl closes (newsspider/pipelines/corpus.py).

@@ -14,6 +14,7 @@ from sqlalchemy.exc import StatementError
 from sqlalchemy.orm import Session
 
 from newsspider.extraction.linehash import LineTable, line_md5, page_md5
+from newsspider.settings import NEWS_DB_SQLITE_MMAP
 from newsspider.storage import (
     Article,
     Base,
@@ -30,6 +31,7 @@ from newsspider.storage import (
     seen_content,
     upsert_articles,
 )
+from newsspider.storage.db import CHUNK, execute_many, select_in
 from tests.localserver import project_settings
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -247,6 +249,32 @@ def test_line_state_persists_across_sessions_and_rollbacks(engine):
         assert SqlLineTable(s, "sina").RC == 0
 
 
+def test_driver_level_statements_bind_every_value_past_one_chunk(engine):
+    """``select_in`` and ``execute_many`` (reprint detection's hot statements): more values
+    than one ``IN`` chunk, hostile text bound, not spliced, on both backends."""
+    rows = [
+        article(f"https://example.com/{k}", title=f"t{k}'); DROP TABLE articles; --")
+        for k in range(1203)
+    ]
+    with Session(engine) as s, s.begin():
+        upsert_articles(s, rows)
+        ids = [
+            i
+            for (i,) in select_in(
+                s, "SELECT id FROM articles WHERE url {in_}", [r["url"] for r in rows]
+            )
+        ]
+        assert len(ids) == 1203 > CHUNK
+        execute_many(
+            s, "UPDATE articles SET title = {} WHERE id = {}", [(f"n{i}'--", i) for i in ids]
+        )
+    with Session(engine) as s:
+        titles = dict(s.execute(select(Article.id, Article.title)).all())
+    assert titles == {i: f"n{i}'--" for i in ids}
+    with Session(engine) as s:
+        assert list(select_in(s, "SELECT id FROM articles WHERE id {in_}", [])) == []
+
+
 def test_sqlite_engine_settings(tmp_path):
     url = f"sqlite:///{tmp_path / 'nested' / 'dir' / 'corpus.db'}"
     eng = engine_for(url)
@@ -255,6 +283,7 @@ def test_sqlite_engine_settings(tmp_path):
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
         assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 30000
         assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1
+        assert conn.execute(text("PRAGMA mmap_size")).scalar() == NEWS_DB_SQLITE_MMAP
     assert (tmp_path / "nested" / "dir").is_dir()
     slow = engine_for(f"sqlite:///{tmp_path / 'b.db'}", busy_timeout=2.5)
     with slow.connect() as conn:
@@ -280,6 +309,9 @@ def test_engine_from_settings_reads_url_and_busy_timeout(monkeypatch, tmp_path):
     assert eng is engine_for(url, busy_timeout=1.5)
     with eng.connect() as conn:
         assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 1500
+    unmapped = engine_from_settings(Settings({"DATABASE_URL": url, "NEWS_DB_SQLITE_MMAP": 0}))
+    with unmapped.connect() as conn:
+        assert conn.execute(text("PRAGMA mmap_size")).scalar() == 0
     env_url = f"sqlite:///{tmp_path / 'env.db'}"
     monkeypatch.setenv("DATABASE_URL", env_url)
     project = project_settings(DATABASE_URL=None)

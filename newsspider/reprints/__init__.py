@@ -28,6 +28,7 @@ The choice of ``k``, bands, rows, threshold and the shortest text grouped comes 
 from __future__ import annotations
 
 import hashlib
+import operator
 import re
 from array import array
 from dataclasses import dataclass
@@ -200,7 +201,9 @@ def similarity(a: list[str] | set[str], b: list[str] | set[str]) -> float:
 
 def estimate(a: list[int], b: list[int]) -> float:
     """The Jaccard similarity two MinHash signatures of one length estimate."""
-    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+    if len(a) != len(b):
+        raise ValueError("signatures of different lengths")
+    return sum(map(operator.eq, a, b)) / len(a)
 
 
 def estimate_overlap(jaccard: float, chars_a: int, chars_b: int, k: int) -> float:

@@ -3,14 +3,16 @@ for SQLite and PostgreSQL alike.
 
 The functions here take a ``Session`` and never commit, so a pipeline decides where a
 transaction ends (SQLAlchemy ``session_basics``). Every statement is built with
-SQLAlchemy constructs and bound parameters, never from strings.
+SQLAlchemy constructs and bound parameters, never from strings; the one exception is
+:func:`select_in`, driver SQL written in the code whose only generated part is its
+placeholders (values are always bound).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import Table, exists, func, select
@@ -54,6 +56,38 @@ def dialect_insert(session: Session, table: Table) -> sqlite.Insert | postgresql
     if name == "postgresql":
         return postgresql.insert(table)
     raise NotImplementedError(f"no upsert for database dialect {name!r}")
+
+
+def select_in(session: Session, sql: str, values: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+    """The rows of driver-level ``sql`` whose ``{in_}`` is a membership test of ``values``.
+
+    SQLAlchemy compiles an ``IN`` of an expanding list anew for every call, one bound
+    parameter at a time: for reprint detection's lookups (2,000 band keys a batch) that was
+    most of their cost, more than SQLite's own search (``benchmarks/reprints_cost.py``).
+    Here the statement is ``IN (?, ?, ...)`` on SQLite, :data:`CHUNK` values at a time, and
+    ``= ANY(%s)`` with one array on PostgreSQL; ``sql`` is a constant of the caller's code.
+    """
+    if not values:
+        return
+    conn = session.connection()
+    if conn.dialect.name == "postgresql":
+        yield from conn.exec_driver_sql(sql.format(in_="= ANY(%s)"), (list(values),)).all()
+        return
+    for chunk in chunked(values):
+        marks = ",".join("?" * len(chunk))
+        yield from conn.exec_driver_sql(sql.format(in_=f"IN ({marks})"), tuple(chunk)).all()
+
+
+def execute_many(session: Session, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """``executemany`` of driver-level ``sql`` whose ``{}`` are its placeholders, one per
+    column (``?`` on SQLite, ``%s`` on PostgreSQL), over ``rows`` as tuples: no statement
+    compilation and no parameter dict per row (:func:`select_in` says why)."""
+    if not rows:
+        return
+    conn = session.connection()
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    columns = len(rows[0])
+    conn.exec_driver_sql(sql.format(*([mark] * columns)), list(rows))
 
 
 #: Bound parameters per multi-row statement: SQLite's limit before 3.32 (999).
@@ -183,9 +217,7 @@ def lock_site(session: Session, site: str) -> None:
     """
     if session.get_bind().dialect.name != "postgresql":
         return
-    session.execute(
-        select(func.pg_advisory_xact_lock(SITE_LOCK_CLASS, func.hashtext(site)))
-    )
+    session.execute(select(func.pg_advisory_xact_lock(SITE_LOCK_CLASS, func.hashtext(site))))
 
 
 def seen_contents(session: Session, site: str, md5s: Iterable[str]) -> set[str]:

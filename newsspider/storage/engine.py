@@ -63,10 +63,12 @@ class SettingsLike(Protocol):
 
 def engine_from_settings(settings: SettingsLike) -> Engine:
     """The engine of ``DATABASE_URL`` (:func:`resolve_database_url`) with the SQLite lock
-    wait of ``NEWS_DB_BUSY_TIMEOUT``: what every pipeline, middleware and command uses."""
+    wait of ``NEWS_DB_BUSY_TIMEOUT`` and memory map of ``NEWS_DB_SQLITE_MMAP``: what every
+    pipeline, middleware and command uses."""
     return engine_for(
         resolve_database_url(settings.get("DATABASE_URL")),
         busy_timeout=settings.getfloat("NEWS_DB_BUSY_TIMEOUT"),
+        mmap=settings.getint("NEWS_DB_SQLITE_MMAP", defaults.NEWS_DB_SQLITE_MMAP),
     )
 
 
@@ -117,7 +119,12 @@ def _without_password(url: str) -> str:
         return url
 
 
-def engine_for(url: str, *, busy_timeout: float = defaults.NEWS_DB_BUSY_TIMEOUT) -> Engine:
+def engine_for(
+    url: str,
+    *,
+    busy_timeout: float = defaults.NEWS_DB_BUSY_TIMEOUT,
+    mmap: int = defaults.NEWS_DB_SQLITE_MMAP,
+) -> Engine:
     """The process's engine for ``url`` (cached, so every pipeline shares one pool).
 
     ``engine_for(url)`` and ``engine_for(url, busy_timeout=30)`` are the same engine: the
@@ -126,15 +133,17 @@ def engine_for(url: str, *, busy_timeout: float = defaults.NEWS_DB_BUSY_TIMEOUT)
 
     For SQLite the database's folder is created, and each connection gets WAL journaling
     (readers no longer block the writer, so ``scrapy corpus`` can query during a crawl),
-    ``busy_timeout`` (a second crawler waits for the lock instead of failing at once) and
-    ``foreign_keys`` (off by default in SQLite). Server databases get ``pool_pre_ping``,
-    so connections a server restart killed are replaced when next checked out.
+    ``busy_timeout`` (a second crawler waits for the lock instead of failing at once),
+    ``foreign_keys`` (off by default in SQLite) and ``mmap_size`` (``NEWS_DB_SQLITE_MMAP``:
+    random reads of a large corpus through a memory map, not one ``read()`` a page). Server
+    databases get ``pool_pre_ping``, so connections a server restart killed are replaced
+    when next checked out.
     """
-    return _engine(url, float(busy_timeout))
+    return _engine(url, float(busy_timeout), int(mmap))
 
 
 @functools.cache
-def _engine(url: str, busy_timeout: float) -> Engine:
+def _engine(url: str, busy_timeout: float, mmap: int) -> Engine:
     parsed = make_url(url)
     kwargs: dict[str, Any] = {}
     if parsed.get_backend_name() == "sqlite":
@@ -151,12 +160,12 @@ def _engine(url: str, busy_timeout: float) -> Engine:
             kwargs["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT}
     engine = create_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
-        _install_sqlite_pragmas(engine, busy_timeout)
+        _install_sqlite_pragmas(engine, busy_timeout, mmap)
     logger.debug("engine created for %s", parsed.render_as_string(hide_password=True))
     return engine
 
 
-def _install_sqlite_pragmas(engine: Engine, busy_timeout: float) -> None:
+def _install_sqlite_pragmas(engine: Engine, busy_timeout: float, mmap: int) -> None:
     """Set the per-connection SQLite pragmas of :func:`engine_for` on every new connection."""
 
     @event.listens_for(engine, "connect")
@@ -166,6 +175,7 @@ def _install_sqlite_pragmas(engine: Engine, busy_timeout: float) -> None:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")  # an int
             cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute(f"PRAGMA mmap_size={int(mmap)}")  # an int
         finally:
             cursor.close()
 

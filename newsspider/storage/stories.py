@@ -20,14 +20,14 @@ waits for the first to commit); SQLite's writers are serialised by the database 
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from array import array
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Engine, bindparam, delete, func, select, text, update
+from sqlalchemy import Engine, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from newsspider.reprints import (
@@ -42,7 +42,7 @@ from newsspider.reprints import (
     similarity,
 )
 
-from .db import chunked, dialect_insert
+from .db import chunked, execute_many, select_in
 from .engine import transaction
 from .models import Article, ReprintBand, ReprintSignature
 
@@ -66,8 +66,40 @@ REPRINT_LOCK = 0x6E6577735F726570
 #: Articles per transaction of a rebuild or catch-up.
 REBUILD_BATCH = 500
 ARTICLES = Article.__table__
+# Driver-level statements (:func:`.db.select_in`, ``{in_}``: the membership test of a
+# batch's keys or ids; :func:`.db.execute_many`, ``{}``: one placeholder per column). The
+# reprint index is read and written a batch at a time with thousands of band keys, where
+# SQLAlchemy's compilation of each statement cost more than the database's own work.
+_BY_URL = "SELECT id, content, content_md5, story_id FROM articles WHERE url {in_}"
+_BY_ID = "SELECT id, content, content_md5, story_id FROM articles WHERE id {in_}"
+_INDEXED = (
+    "SELECT article_id, content_md5, signature FROM reprint_signatures WHERE article_id {in_}"
+)
+_BAND_ROWS = "SELECT band_key, article_id FROM reprint_bands WHERE band_key {in_}"
+_SIGNATURE_ROWS = (
+    "SELECT s.article_id, s.signature, s.chars, a.story_id FROM reprint_signatures s "
+    "JOIN articles a ON a.id = s.article_id WHERE s.article_id {in_}"
+)
+_TEXTS = "SELECT id, content FROM articles WHERE id {in_}"
+_SIGNATURE_INSERT = (
+    "INSERT INTO reprint_signatures (article_id, content_md5, chars, signature) "
+    "VALUES ({}, {}, {}, {})"
+)
+_BAND_INSERT = (
+    "INSERT INTO reprint_bands (band_key, article_id) VALUES ({}, {}) ON CONFLICT DO NOTHING"
+)
+_STORY_UPDATE = "UPDATE articles SET story_id = {} WHERE id = {}"
 SIGS = ReprintSignature.__table__
 BANDS = ReprintBand.__table__
+
+
+class _Stored(NamedTuple):
+    """What :func:`assign_stories` reads of a stored article."""
+
+    id: int
+    content: str | None
+    content_md5: str
+    story_id: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,31 +210,22 @@ def assign_stories(
     were (re)indexed. Runs in the caller's transaction; an article whose stored text was
     indexed already is left as it is, so storing a batch again changes nothing."""
     _lock(session)
-    rows: dict[int, Any] = {}
-    cols = (ARTICLES.c.id, ARTICLES.c.content, ARTICLES.c.content_md5, ARTICLES.c.story_id)
-    for chunk in chunked(list(dict.fromkeys(urls))):
-        for r in session.execute(select(*cols).where(ARTICLES.c.url.in_(chunk))):
-            rows[r.id] = r
-    for chunk in chunked(list(dict.fromkeys(ids))):
-        for r in session.execute(select(*cols).where(ARTICLES.c.id.in_(chunk))):
-            rows[r.id] = r
+    rows: dict[int, _Stored] = {}
+    for r in select_in(session, _BY_URL, list(dict.fromkeys(urls))):
+        rows[r[0]] = _Stored(*r)
+    for r in select_in(session, _BY_ID, list(dict.fromkeys(ids))):
+        rows[r[0]] = _Stored(*r)
     if not rows:
         return 0
-    indexed: dict[int, Any] = {}
-    for chunk in chunked(sorted(rows)):
-        stmt = select(SIGS.c.article_id, SIGS.c.content_md5, SIGS.c.signature).where(
-            SIGS.c.article_id.in_(chunk)
-        )
-        for r in session.execute(stmt):
-            indexed[r.article_id] = r
-    todo: list[tuple[Any, Fingerprint]] = []
+    indexed = {r[0]: r for r in select_in(session, _INDEXED, sorted(rows))}
+    todo: list[tuple[_Stored, Fingerprint]] = []
     for article_id in sorted(rows):
         row = rows[article_id]
         old = indexed.get(article_id)
-        if old is not None and old.content_md5 == row.content_md5 and row.story_id is not None:
+        if old is not None and old[1] == row.content_md5 and row.story_id is not None:
             continue
         if old is not None:
-            _unindex(session, article_id, old.signature, params)
+            _unindex(session, article_id, old[2], params)
         todo.append((row, fingerprint(row.content, params)))
     if todo:
         _Batch(session, params, todo).place()
@@ -231,7 +254,9 @@ class _Batch:
     are written with one ``executemany`` each; a merge is written at once.
     """
 
-    def __init__(self, session: Session, params: ReprintParams, todo: list[tuple[Any, Fingerprint]]):
+    def __init__(
+        self, session: Session, params: ReprintParams, todo: list[tuple[Any, Fingerprint]]
+    ):
         self.session, self.params, self.todo = session, params, todo
         #: band key -> the indexed articles holding it (the batch's own, as they are placed)
         self.by_key: dict[int, set[int]] = defaultdict(set)
@@ -244,26 +269,28 @@ class _Batch:
 
     def place(self) -> None:
         session = self.session
-        session.execute(
-            SIGS.insert(),
+        execute_many(
+            session,
+            _SIGNATURE_INSERT,
             [
-                {
-                    "article_id": row.id,
-                    "content_md5": row.content_md5,
-                    "chars": fp.chars,
-                    "signature": _pack(fp.signature) if fp.signature is not None else None,
-                }
+                (
+                    row.id,
+                    row.content_md5,
+                    fp.chars,
+                    _pack(fp.signature) if fp.signature is not None else None,
+                )
                 for row, fp in self.todo
             ],
         )
         self._read_index({k for _, fp in self.todo for k in fp.keys})
-        bands: list[dict[str, int]] = []
+        self._read_texts()
+        bands: list[tuple[int, int]] = []
         for row, fp in self.todo:
             stories: set[int] = {row.story_id} if row.story_id is not None else set()
             if fp.signature is not None:
                 stories |= self._matching_stories(row.id, fp)
                 keys = sorted(set(fp.keys))
-                bands += [{"band_key": k, "article_id": row.id} for k in keys]
+                bands += [(k, row.id) for k in keys]
                 for k in keys:
                     self.by_key[k].add(row.id)
                 self.sigs[row.id] = (fp.signature, fp.chars)
@@ -277,53 +304,46 @@ class _Batch:
                         self.story[a] = target
             self.story[row.id] = target
         if bands:
-            session.execute(dialect_insert(session, BANDS).on_conflict_do_nothing(), bands)
+            execute_many(session, _BAND_INSERT, bands)
         changed = [
-            {"b_id": row.id, "b_story": self.story[row.id]}
+            (self.story[row.id], row.id)
             for row, _ in self.todo
             if row.story_id != self.story[row.id]
         ]
-        if changed:
-            session.execute(
-                update(ARTICLES)
-                .where(ARTICLES.c.id == bindparam("b_id"))
-                .values(story_id=bindparam("b_story")),
-                changed,
-            )
+        execute_many(session, _STORY_UPDATE, changed)
 
     def _read_index(self, keys: set[int]) -> None:
-        """The indexed articles sharing one of ``keys``, their signatures and stories."""
+        """The indexed articles sharing one of ``keys``, their signatures and stories (driver
+        SQL, :func:`.db.select_in`: thousands of keys a batch)."""
         mine = {row.id for row, _ in self.todo}
         found: set[int] = set()
-        for chunk in chunked(sorted(keys)):
-            stmt = select(BANDS.c.band_key, BANDS.c.article_id).where(BANDS.c.band_key.in_(chunk))
-            for r in self.session.execute(stmt):
-                if r.article_id not in mine:
-                    self.by_key[r.band_key].add(r.article_id)
-                    found.add(r.article_id)
-        for chunk in chunked(sorted(found)):
-            stmt = (
-                select(SIGS.c.article_id, SIGS.c.signature, SIGS.c.chars, ARTICLES.c.story_id)
-                .join(ARTICLES, ARTICLES.c.id == SIGS.c.article_id)
-                .where(SIGS.c.article_id.in_(chunk))
-            )
-            for r in self.session.execute(stmt):
-                if r.signature is not None and r.story_id is not None:
-                    self.sigs[r.article_id] = (_unpack(r.signature), r.chars)
-                    self.story[r.article_id] = r.story_id
+        by_key = self.by_key
+        for band_key, article_id in select_in(self.session, _BAND_ROWS, sorted(keys)):
+            if article_id not in mine:
+                by_key[band_key].add(article_id)
+                found.add(article_id)
+        for article_id, blob, chars, story_id in select_in(
+            self.session, _SIGNATURE_ROWS, sorted(found)
+        ):
+            if blob is not None and story_id is not None:
+                self.sigs[article_id] = (_unpack(blob), chars)
+                self.story[article_id] = story_id
 
-    def _text(self, article_id: int) -> str | None:
-        if article_id not in self.content:
-            self.content[article_id] = self.session.scalar(
-                select(ARTICLES.c.content).where(ARTICLES.c.id == article_id)
-            )
-        return self.content[article_id]
+    def _read_texts(self) -> None:
+        """The stored texts of the indexed candidates likely to need the exact check (one
+        query for the batch, not one per candidate)."""
+        wanted: set[int] = set()
+        for row, fp in self.todo:
+            if fp.signature is not None:
+                wanted.update(c for _, c in self._likely(row.id, fp))
+        for article_id, content in select_in(
+            self.session, _TEXTS, sorted(wanted - self.content.keys())
+        ):
+            self.content[article_id] = content
 
-    def _matching_stories(self, article_id: int, fp: Fingerprint) -> set[int]:
-        """The stories of the indexed articles that share a band key with ``fp`` and pass
-        the exact check. Candidates are checked most similar first (by their signatures
-        and lengths), and one match per story is enough: the other members of a story
-        found are not read."""
+    def _likely(self, article_id: int, fp: Fingerprint) -> list[tuple[float, int]]:
+        """(estimated overlap, candidate) of the indexed articles sharing a band key with
+        ``fp`` whose signatures and lengths estimate at least ``prefilter``."""
         assert fp.signature is not None
         params = self.params
         candidates: set[int] = set()
@@ -339,6 +359,21 @@ class _Batch:
             guess = estimate_overlap(jaccard, fp.chars, known[1], params.shingle)
             if guess >= params.prefilter:
                 likely.append((guess, candidate))
+        return likely
+
+    def _text(self, article_id: int) -> str | None:
+        if article_id not in self.content:
+            self.content[article_id] = self.session.scalar(
+                select(ARTICLES.c.content).where(ARTICLES.c.id == article_id)
+            )
+        return self.content[article_id]
+
+    def _matching_stories(self, article_id: int, fp: Fingerprint) -> set[int]:
+        """The stories of the indexed articles that share a band key with ``fp`` and pass
+        the exact check. Candidates are checked most similar first (by their signatures
+        and lengths), and one match per story is enough: the other members of a story
+        found are not read."""
+        likely = self._likely(article_id, fp)
         if not likely:
             return set()
         likely.sort(reverse=True)
@@ -347,8 +382,8 @@ class _Batch:
         for _, candidate in likely:
             if self.story[candidate] in found:
                 continue
-            theirs = shingle_set(normalise(self._text(candidate)), params.shingle)
-            if similarity(mine, theirs) >= params.threshold:
+            theirs = shingle_set(normalise(self._text(candidate)), self.params.shingle)
+            if similarity(mine, theirs) >= self.params.threshold:
                 found.add(self.story[candidate])
         return found
 
@@ -426,7 +461,9 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
                 r.url,
                 r.published,
                 r.title,
-                1.0 if k == 0 else similarity(first, shingle_set(normalise(r.content), params.shingle)),
+                1.0
+                if k == 0
+                else similarity(first, shingle_set(normalise(r.content), params.shingle)),
             )
             for k, r in enumerate(rows)
         ]
@@ -506,9 +543,7 @@ def reprint_stats(engine: Engine, *, top: int = 10) -> ReprintStats:
     """Reprint share per site and the ``top`` source -> reprinting site pairs."""
     out = ReprintStats()
     with Session(engine) as s:
-        out.unassigned = s.scalar(
-            select(func.count()).where(ARTICLES.c.story_id.is_(None))
-        ) or 0
+        out.unassigned = s.scalar(select(func.count()).where(ARTICLES.c.story_id.is_(None))) or 0
         per_site = select(ARTICLES.c.site, func.count()).where(ARTICLES.c.story_id.is_not(None))
         for site, n in s.execute(per_site.group_by(ARTICLES.c.site)):
             out.articles[site] = n
