@@ -6,8 +6,9 @@ package holds the text side of finding them, as pure functions over ``str`` and 
 (no SQL, no settings: callers pass the values of ``REPRINTS_*``):
 
 - :func:`normalise`: traditional to simplified (OpenCC ``t2s``), full-width to half-width
-  (U+FF01..FF5E and the ideographic space), lower case, every character that is not a letter or a digit dropped (punctuation,
-  spaces, line breaks), so reprints that differ only in those are the same text;
+  (U+FF01..FF5E and the ideographic space), lower case, every character that is not a
+  letter or a digit dropped (punctuation, spaces, line breaks), so reprints that differ
+  only in those are the same text;
 - :func:`shingles`: the character ``k``-grams of the normalised text (CJK text has no
   spaces to split on: characters, not words);
 - :func:`signature`: the MinHash of those shingles (rensa's ``RMinHash``, Rust: 0.3 ms
@@ -41,8 +42,8 @@ __all__ = [
     "ALGORITHM",
     "BANDS",
     "ROWS",
-    "SHINGLE",
     "SEED",
+    "SHINGLE",
     "Fingerprint",
     "ReprintParams",
     "band_keys",

@@ -48,9 +48,9 @@ from .models import Article, ReprintBand, ReprintSignature
 
 __all__ = [
     "REPRINT_LOCK",
+    "ReprintStats",
     "Story",
     "StoryMember",
-    "ReprintStats",
     "assign_stories",
     "collapse_ids",
     "index_size",
@@ -533,7 +533,7 @@ def collapse_ids(engine: Engine, ids: Sequence[int]) -> dict[int, tuple[int | No
             )
             for r in s.execute(stmt):
                 sites[r.story_id].add(r.site)
-    for aid, (sid, own) in out.items():
+    for aid, (sid, _) in out.items():
         if sid is not None:
             out[aid] = (sid, sorted(sites[sid]))
     return out
