@@ -306,7 +306,7 @@ def test_engine_from_settings_reads_url_and_busy_timeout(monkeypatch, tmp_path):
     the same cached engine as engine_for with those arguments, so components share a pool."""
     url = f"sqlite:///{tmp_path / 's.db'}"
     eng = engine_from_settings(Settings({"DATABASE_URL": url, "NEWS_DB_BUSY_TIMEOUT": 1.5}))
-    assert eng is engine_for(url, busy_timeout=1.5)
+    assert eng is engine_for(url, busy_timeout=1.5, mmap=0)  # a bare Settings: no map
     with eng.connect() as conn:
         assert conn.execute(text("PRAGMA busy_timeout")).scalar() == 1500
     unmapped = engine_from_settings(Settings({"DATABASE_URL": url, "NEWS_DB_SQLITE_MMAP": 0}))

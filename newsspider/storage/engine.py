@@ -68,7 +68,7 @@ def engine_from_settings(settings: SettingsLike) -> Engine:
     return engine_for(
         resolve_database_url(settings.get("DATABASE_URL")),
         busy_timeout=settings.getfloat("NEWS_DB_BUSY_TIMEOUT"),
-        mmap=settings.getint("NEWS_DB_SQLITE_MMAP", defaults.NEWS_DB_SQLITE_MMAP),
+        mmap=settings.getint("NEWS_DB_SQLITE_MMAP"),
     )
 
 
