@@ -69,12 +69,16 @@ def corpus_is_on(crawler: Crawler) -> bool:
 
 
 def joined_empty_queue(stats: Mapping[str, Any]) -> bool:
-    """Whether a crawl was a cluster worker that joined a run (another seeded it) and found
-    the shared queue empty: it fetched nothing without failing, which is not "nothing
-    could be fetched" (``scrapy crawl``'s summary and a nightly site's outcome alike)."""
-    return stats.get("cluster/seeder") == 0 and not any(
-        k.startswith("newsspider/fetch_failed_reason/") for k in stats
-    )
+    """Whether a crawl was a cluster worker that found the shared queue empty: it fetched
+    nothing without failing, which is not "nothing could be fetched" (``scrapy crawl``'s
+    summary and a nightly site's outcome alike). A worker that joined a run (another
+    seeded it) may find nothing left; so may the seeder, when the others took every
+    request it seeded, and then the run as a whole fetched something
+    (``cluster/run_fetched``: every worker's fetches as the seeder left)."""
+    if any(k.startswith("newsspider/fetch_failed_reason/") for k in stats):
+        return False
+    seeder = stats.get("cluster/seeder")
+    return seeder == 0 or (seeder == 1 and (stats.get("cluster/run_fetched") or 0) > 0)
 
 
 class CrawlSummary:

@@ -166,3 +166,31 @@ def test_worker_unit_verifies(tmp_path: Path) -> None:
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert not [line for line in output.splitlines() if "newsspider" in line], output
+
+
+def test_a_seeder_whose_requests_the_others_took_did_its_part(redis_url: str) -> None:  # noqa: F811
+    """The run's fetches are counted in Redis (heartbeats, then leaving), so a seeder that
+    fetched nothing without failing exits 0 when the run fetched pages, 3 when it did not."""
+    import redis
+
+    from newsspider.cluster.connection import keys
+    from newsspider.cluster.frontier import HEARTBEAT, JOIN, LEAVE
+    from newsspider.extensions import joined_empty_queue
+
+    r = redis.Redis.from_url(redis_url)
+    k = keys("netease")
+    run_keys = [k.workers, k.requests, k.dupefilter, k.run, k.fetched]
+    join, beat, leave = (r.register_script(script) for script in (JOIN, HEARTBEAT, LEAVE))
+    assert int(join(keys=run_keys, args=["a", 60, "run-a"])[0]) == 1  # a starts and seeds
+    assert int(join(keys=run_keys, args=["b", 60, "run-b"])[0]) == 0  # b joins
+    beat(keys=[k.workers, k.fetched], args=["b", 7])  # b fetched what a seeded
+    assert [int(v) for v in leave(keys=run_keys, args=["a", 60, 0])] == [0, 7]
+    assert [int(v) for v in leave(keys=run_keys, args=["b", 60, 9])] == [1, 9]
+    assert r.exists(k.fetched) == 0  # the last one out deleted the count too
+
+    assert joined_empty_queue({"cluster/seeder": 1, "cluster/run_fetched": 7})
+    assert not joined_empty_queue({"cluster/seeder": 1, "cluster/run_fetched": 0})
+    failed = {"cluster/seeder": 1, "cluster/run_fetched": 7, "newsspider/fetch_failed_reason/dns": 1}
+    assert not joined_empty_queue(failed)
+    assert joined_empty_queue({"cluster/seeder": 0})
+    assert not joined_empty_queue({})  # not a cluster worker: nothing fetched is an error

@@ -62,23 +62,29 @@ redis.call('HSET', KEYS[1], ARGV[1], tostring(now))
 return {new, redis.call('GET', KEYS[4])}
 """
 
-#: KEYS: workers. ARGV: worker id. The heartbeat, in Redis time (one clock for all).
+#: KEYS: workers, fetched. ARGV: worker id, its fetches so far. The heartbeat, in Redis
+#: time (one clock for all), with the worker's fetch count for the run's total.
 HEARTBEAT = """
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], ARGV[1], tostring(tonumber(t[1]) + tonumber(t[2]) / 1000000))
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1
 """
 
-#: KEYS: workers, requests, dupefilter, run, fetched. ARGV: worker id, timeout.
-#: Returns 1 when this worker was the last one and deleted the run's keys.
+#: KEYS: workers, requests, dupefilter, run, fetched. ARGV: worker id, timeout, its fetches.
+#: Returns {1 when this worker was the last one and deleted the run's keys else 0, the
+#: fetches of every worker of the run so far (as their heartbeats reported them)}.
 LEAVE = """
 redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[5], ARGV[1], ARGV[3])
+local total = 0
+for _, n in ipairs(redis.call('HVALS', KEYS[5])) do total = total + tonumber(n) end
 """ + PRUNE_DEAD + """
 if redis.call('HLEN', KEYS[1]) == 0 then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
-  return 1
+  return {1, total}
 end
-return 0
+return {0, total}
 """
 
 
@@ -191,7 +197,9 @@ class ClusterWorker:
         if self._polls % BEAT_EVERY == 0:
             try:
                 assert self.keys is not None
-                self._beat_script(keys=[self.keys.workers], args=[self.worker])
+                self._beat_script(
+                    keys=[self.keys.workers, self.keys.fetched], args=[self.worker, self.fetched]
+                )
             except Exception as exc:  # Redis away for longer than the client's retries
                 logger.warning("cluster heartbeat failed: %s", exc)
                 return
@@ -223,12 +231,18 @@ class ClusterWorker:
         if self.keys is None:
             return
         try:
-            last = int(self._leave_script(keys=self._key_args(), args=[self.worker, self.timeout]))
+            last, total = map(
+                int,
+                self._leave_script(
+                    keys=self._key_args(), args=[self.worker, self.timeout, self.fetched]
+                ),
+            )
         except Exception as exc:
             logger.warning("could not leave cluster run %s: %s", self.run_id, exc)
             return
         if self.crawler.stats is not None:
             self.crawler.stats.set_value("cluster/fetched", self.fetched)
+            self.crawler.stats.set_value("cluster/run_fetched", total)
         logger.info(
             "cluster worker %s left run %s after %s fetches%s",
             self.worker,
