@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Any, Self
 
 import redis
@@ -227,35 +229,51 @@ def query(url: str, statement: str) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in conn.execute(text(statement))]
 
 
+def start_worker(
+    work: Path,
+    archive: Path,
+    database_url: str,
+    redis_url: str,  # noqa: F811
+    *,
+    workers: int = 2,
+    delay: float = 0.2,
+    timeout: float = 10,
+) -> tuple[subprocess.Popen[str], Path]:
+    """One ``scrapy nightly`` cluster worker over ``archive`` (netease and sina) whose
+    article requests wait for ``workers`` workers, then ``delay`` seconds each; its stderr
+    goes to the returned log file."""
+    work.mkdir()
+    middlewares = json.dumps({
+        "newsspider.replay.WarcReplayMiddleware": 950,
+        "tests.test_cluster_nightly.BothWorkers": 940,
+    })
+    cmd = nightly_cmd(
+        work, archive, database_url, "netease,sina",
+        "-s", f"REDIS_URL={redis_url}",
+        "-s", f"DOWNLOADER_MIDDLEWARES={middlewares}",
+        "-s", f"CLUSTER_TEST_WORKERS={workers}", "-s", f"CLUSTER_TEST_DELAY={delay}",
+        "-s", "CONCURRENT_REQUESTS=2",
+        "-s", "CLUSTER_IDLE_CLOSE=1", "-s", f"CLUSTER_WORKER_TIMEOUT={timeout}",
+        "-s", f"NIGHTLY_WARC_DIR={work / 'warc'}",
+        "-s", "REPRINTS_ENABLED=False", "-s", "LOG_LEVEL=DEBUG",
+    )  # fmt: skip
+    log = work / "stderr.log"
+    with open(log, "w") as err:  # the child keeps its own descriptor
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=err, text=True)
+    return proc, log
+
+
 def test_two_nightly_workers_form_one_run(
     tmp_path, postgresql_url, redis_url, datasets  # noqa: F811
 ):
     netease, sina = site_pages("netease")[:30], site_pages("sina")[:4]
     archive = build_archive(tmp_path, "night", netease + sina)
     Base.metadata.drop_all(engine_for(postgresql_url))  # a fresh schema
-    middlewares = json.dumps({
-        "newsspider.replay.WarcReplayMiddleware": 950,
-        "tests.test_cluster_nightly.BothWorkers": 940,
-    })
     procs, logs = [], []
     for i in range(2):
-        work = tmp_path / f"w{i}"
-        work.mkdir()
-        cmd = nightly_cmd(
-            work, archive, postgresql_url, "netease,sina",
-            "-s", f"REDIS_URL={redis_url}",
-            "-s", f"DOWNLOADER_MIDDLEWARES={middlewares}",
-            "-s", "CLUSTER_TEST_WORKERS=2", "-s", "CLUSTER_TEST_DELAY=0.2",
-            "-s", "CONCURRENT_REQUESTS=2",
-            "-s", "CLUSTER_IDLE_CLOSE=1", "-s", "CLUSTER_WORKER_TIMEOUT=10",
-            "-s", f"NIGHTLY_WARC_DIR={work / 'warc'}",
-            "-s", "REPRINTS_ENABLED=False", "-s", "LOG_LEVEL=DEBUG",
-        )  # fmt: skip
-        logs.append(work / "stderr.log")
-        with open(logs[-1], "w") as err:  # the child keeps its own descriptor
-            procs.append(
-                subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=err, text=True)
-            )
+        proc, log = start_worker(tmp_path / f"w{i}", archive, postgresql_url, redis_url)
+        procs.append(proc)
+        logs.append(log)
     outs = [p.communicate(timeout=180)[0] for p in procs]
     errs = [log.read_text() for log in logs]
     for p, err in zip(procs, errs, strict=True):
@@ -306,3 +324,57 @@ def test_two_nightly_workers_form_one_run(
     assert redis.Redis.from_url(redis_url).keys("newsspider:*") == []
     with Session(engine_for(postgresql_url)) as s:
         assert s.scalar(select(NightlyRun.exit_code)) == 0
+
+
+def test_a_nightly_worker_killed_mid_crawl(
+    tmp_path, postgresql_url, redis_url, datasets  # noqa: F811
+):
+    """SIGKILL of one of two nightly workers once it has fetched articles: the other one
+    finishes the run, waits out the dead one's heartbeat, marks its rows ``killed`` and
+    reports; nothing is stored twice, and the next run fetches what the dead one held."""
+    netease, sina = site_pages("netease")[:30], site_pages("sina")[:4]
+    archive = build_archive(tmp_path, "night", netease + sina)
+    articles = {p.url for p in netease + sina}
+    Base.metadata.drop_all(engine_for(postgresql_url))  # a fresh schema
+    victim, victim_log = start_worker(tmp_path / "w0", archive, postgresql_url, redis_url,
+                                      delay=0.5, timeout=3)  # fmt: skip
+    survivor, _ = start_worker(tmp_path / "w1", archive, postgresql_url, redis_url,
+                               delay=0.5, timeout=3)  # fmt: skip
+    deadline = time.monotonic() + 120
+    def fetched_an_article() -> bool:
+        found = CRAWLED.findall(victim_log.read_text())
+        return any(status == "200" and url in articles for status, url in found)
+
+    while not fetched_an_article():
+        assert victim.poll() is None and time.monotonic() < deadline, victim_log.read_text()[-3000:]
+        time.sleep(0.05)
+    victim.send_signal(signal.SIGKILL)
+    assert victim.wait(timeout=60) == -signal.SIGKILL
+    out, _ = survivor.communicate(timeout=180)
+    assert survivor.returncode == 0, out
+
+    [(status, report)] = query(postgresql_url, "SELECT status, report FROM nightly_runs")
+    assert status == "finished"
+    assert out.strip() == report  # the survivor was the last worker: it wrote the report
+    rows = query(
+        postgresql_url,
+        "SELECT n.site, n.outcome, c.status FROM nightly_site_runs n "
+        "JOIN crawl_runs c ON c.id = n.crawl_run_id ORDER BY n.id",
+    )
+    killed = [r for r in rows if r[1] == "killed"]
+    assert killed and all(r[2] == "killed" for r in killed), rows
+    assert all(r[1] == OK for r in rows if r not in killed), rows
+    assert re.search(r"^netease\s+killed\s", report, re.M), report
+    stored_urls = [u for (u,) in query(postgresql_url, "SELECT url FROM articles")]
+    assert len(stored_urls) == len(set(stored_urls))  # nothing stored twice
+
+    # The next run (one worker, the dead one's heartbeat long gone) fetches what it held.
+    time.sleep(3)
+    nxt, nxt_log = start_worker(tmp_path / "next", archive, postgresql_url, redis_url,
+                                workers=1, delay=0, timeout=3)  # fmt: skip
+    out, _ = nxt.communicate(timeout=180)
+    assert nxt.returncode == 0, nxt_log.read_text()[-3000:]
+    assert query(postgresql_url, "SELECT count(*), count(DISTINCT url) FROM articles") == [
+        (len(articles), len(articles))
+    ]
+    assert len(query(postgresql_url, "SELECT id FROM nightly_runs")) == 2
