@@ -49,7 +49,7 @@ from newsspider.storage import (  # noqa: E402
     upsert_articles,
 )
 from newsspider.reprints import params_from_settings  # noqa: E402
-from tests.localserver import project_settings  # noqa: E402
+from scrapy.settings import Settings  # noqa: E402
 
 _SENTENCE = re.compile(r"[^。！？\n]{6,}[。！？]")
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -95,7 +95,9 @@ def main() -> int:
     if not (args.datasets / "README.md").is_file():
         print(f"no datasets at {args.datasets}: nothing to measure")  # noqa: T201
         return 0
-    params = params_from_settings(project_settings())
+    settings = Settings()
+    settings.setmodule("newsspider.settings", priority="project")  # the REPRINTS_* defaults
+    params = params_from_settings(settings)
     rng = random.Random(1)
     pool = sentences(args.datasets)
     chars = [c for s in pool for c in s if "\u4e00" <= c <= "\u9fff"]
