@@ -250,6 +250,26 @@ def test_json_ld_trailing_comma_repaired() -> None:
     assert found == sh(2021, 5, 6, 15, 8, 9)
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("<![CDATA[", "]]>"),
+        ("\n  <![CDATA[\n", "\n  ]]>\n"),
+        ("//<![CDATA[", "//]]>"),
+        ("<!--", "-->"),
+    ],
+)
+def test_json_ld_wrapped_in_cdata_or_a_comment_is_read(before: str, after: str) -> None:
+    """A block inside a CDATA section (WordPress schema plugins) or an HTML comment is read,
+    not skipped for a later ``Last Updated`` line in the text."""
+    obj = [
+        {"@type": "BreadcrumbList"},
+        {"@type": "NewsArticle", "datePublished": "2020-07-10T14:15:42+00:00"},
+    ]
+    script = f'<script type="application/ld+json">{before}{json.dumps(obj)}{after}</script>'
+    assert meta_published(page(script), SHANGHAI) == (sh(2020, 7, 10, 22, 15, 42), "json-ld")
+
+
 def test_broken_json_ld_is_ignored() -> None:
     tree = page(
         '<script type="application/ld+json">'

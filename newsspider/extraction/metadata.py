@@ -119,7 +119,11 @@ _TRAILING_JUNK = re.compile(r"[\s_|｜\-–—]+$")
 _SPACES = re.compile(r"\s+")
 # Trailing commas in JSON ("a": 1,}) are the commonest breakage of JSON-LD.
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
-_HTML_COMMENT = re.compile(r"^\s*(?:<!--|//\s*<!\[CDATA\[)|(?:-->|//\s*\]\]>)\s*$")
+# A block wrapped in an HTML comment or a CDATA section, bare or behind ``//`` (WordPress
+# schema plugins print ``<![CDATA[ [{...}] ]]>``).
+_HTML_COMMENT = re.compile(
+    r"^\s*(?:<!--|(?://\s*)?<!\[CDATA\[)|(?:-->|(?://\s*)?\]\]>)\s*$"
+)
 
 
 def _clean(text: str | None) -> str | None:
