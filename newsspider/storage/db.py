@@ -3,9 +3,9 @@ for SQLite and PostgreSQL alike.
 
 The functions here take a ``Session`` and never commit, so a pipeline decides where a
 transaction ends (SQLAlchemy ``session_basics``). Every statement is built with
-SQLAlchemy constructs and bound parameters, never from strings; the one exception is
-:func:`select_in`, driver SQL written in the code whose only generated part is its
-placeholders (values are always bound).
+SQLAlchemy constructs and bound parameters, never from strings; the exceptions are
+:func:`select_in`, :func:`execute_many` and :func:`insert_values`, driver SQL written in the
+code whose only generated part is its placeholders (values are always bound).
 """
 
 from __future__ import annotations
@@ -58,24 +58,38 @@ def dialect_insert(session: Session, table: Table) -> sqlite.Insert | postgresql
     raise NotImplementedError(f"no upsert for database dialect {name!r}")
 
 
+def _in_statements(
+    session: Session, sql: str, values: Sequence[Any]
+) -> Iterator[tuple[Any, str, tuple[Any, ...]]]:
+    """(connection, statement, parameters) of driver-level ``sql`` whose ``{in_}`` is a
+    membership test of ``values``: ``IN (?, ?, ...)`` on SQLite, :data:`CHUNK` values at a
+    time, ``= ANY(%s)`` with one array on PostgreSQL."""
+    if not values:
+        return
+    conn = session.connection()
+    if conn.dialect.name == "postgresql":
+        yield conn, sql.format(in_="= ANY(%s)"), (list(values),)
+        return
+    for chunk in chunked(values):
+        yield conn, sql.format(in_=f"IN ({','.join('?' * len(chunk))})"), tuple(chunk)
+
+
 def select_in(session: Session, sql: str, values: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
     """The rows of driver-level ``sql`` whose ``{in_}`` is a membership test of ``values``.
 
     SQLAlchemy compiles an ``IN`` of an expanding list anew for every call, one bound
     parameter at a time: for reprint detection's lookups (2,000 band keys a batch) that was
     most of their cost, more than SQLite's own search (``benchmarks/reprints_cost.py``).
-    Here the statement is ``IN (?, ?, ...)`` on SQLite, :data:`CHUNK` values at a time, and
-    ``= ANY(%s)`` with one array on PostgreSQL; ``sql`` is a constant of the caller's code.
+    ``sql`` is a constant of the caller's code (:func:`_in_statements` fills ``{in_}``).
     """
-    if not values:
-        return
-    conn = session.connection()
-    if conn.dialect.name == "postgresql":
-        yield from conn.exec_driver_sql(sql.format(in_="= ANY(%s)"), (list(values),)).all()
-        return
-    for chunk in chunked(values):
-        marks = ",".join("?" * len(chunk))
-        yield from conn.exec_driver_sql(sql.format(in_=f"IN ({marks})"), tuple(chunk)).all()
+    for conn, statement, params in _in_statements(session, sql, values):
+        yield from conn.exec_driver_sql(statement, params).all()
+
+
+def execute_in(session: Session, sql: str, values: Sequence[Any]) -> None:
+    """:func:`select_in` for a statement that returns no rows (an ``UPDATE``)."""
+    for conn, statement, params in _in_statements(session, sql, values):
+        conn.exec_driver_sql(statement, params)
 
 
 def execute_many(session: Session, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
@@ -92,6 +106,32 @@ def execute_many(session: Session, sql: str, rows: Sequence[tuple[Any, ...]]) ->
 
 #: Bound parameters per multi-row statement: SQLite's limit before 3.32 (999).
 MAX_PARAMS = 999
+
+
+def insert_values(
+    session: Session, head: str, rows: Sequence[tuple[Any, ...]], tail: str = ""
+) -> None:
+    """Multi-row ``INSERT`` at the driver level: ``head`` (``INSERT INTO t (a, b)``), then
+    ``VALUES`` of ``rows`` (tuples, one value per column), then ``tail`` (``ON CONFLICT
+    ...``), at most :data:`MAX_PARAMS` values per statement.
+
+    One statement per chunk rather than an ``executemany``, for the reason
+    :func:`upsert_articles` gives (SQLite runs it in one step without the GIL), and without
+    SQLAlchemy's compilation of every bound value, which for the line table's 2,000
+    counts a batch cost more than SQLite's own work (``benchmarks/crawl_throughput.py``).
+    ``head`` and ``tail`` are constants of the caller's code; values are always bound.
+    """
+    if not rows:
+        return
+    conn = session.connection()
+    mark = "%s" if conn.dialect.name == "postgresql" else "?"
+    width = len(rows[0])
+    group = "(" + ", ".join([mark] * width) + ")"
+    per = max(1, MAX_PARAMS // width)
+    for start in range(0, len(rows), per):
+        chunk = rows[start : start + per]
+        sql = f"{head} VALUES {', '.join([group] * len(chunk))} {tail}"
+        conn.exec_driver_sql(sql, tuple(v for row in chunk for v in row))
 
 
 def multirow_chunks(rows: list[dict[str, Any]]) -> Iterable[list[dict[str, Any]]]:

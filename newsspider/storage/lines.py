@@ -36,13 +36,19 @@ from newsspider.extraction.linehash import (
     split_lines,
 )
 
-from .db import chunked, dialect_insert, multirow_chunks
+from .db import chunked, dialect_insert, insert_values
 from .models import LineCount, SiteLineStats
 
 logger = logging.getLogger(__name__)
 
 LINE_COUNTS = LineCount.__table__
 SITE_LINE_STATS = SiteLineStats.__table__
+#: :func:`.db.insert_values`'s upsert ``LC = LC + n`` (the batch's increments)
+_LC_INSERT = f"INSERT INTO {LINE_COUNTS.name} (site, md5, {LINE_COUNTS.c.LC.name})"
+_LC_ADD = (
+    f"ON CONFLICT (site, md5) DO UPDATE SET {LINE_COUNTS.c.LC.name} = "
+    f"{LINE_COUNTS.name}.{LINE_COUNTS.c.LC.name} + excluded.{LINE_COUNTS.c.LC.name}"
+)
 
 
 class SqlLineTable:
@@ -139,15 +145,13 @@ class SqlLineTable:
                 wanted.update(md5s)
                 if lines and learn:
                     increments.update(page_counts(md5s, once_per_page=self.once_per_page))
-            params = [{"site": self.site, "md5": h, "LC": n} for h, n in sorted(increments.items())]
-            # multi-row statements, not an executemany: see storage.db.upsert_articles
-            for values in multirow_chunks(params):
-                stmt = dialect_insert(self.session, LINE_COUNTS).values(values)
-                stmt = stmt.on_conflict_do_update(
-                    index_elements=[LINE_COUNTS.c.site, LINE_COUNTS.c.md5],
-                    set_={LINE_COUNTS.c.LC: LINE_COUNTS.c.LC + stmt.excluded.LC},
-                )
-                self.session.execute(stmt)
+            # multi-row statements at the driver level (storage.db.insert_values says why)
+            insert_values(
+                self.session,
+                _LC_INSERT,
+                [(self.site, h, n) for h, n in sorted(increments.items())],
+                _LC_ADD,
+            )
             LC: dict[str, int] = {}
             for chunk in chunked(sorted(wanted)):
                 rows = self.session.execute(
