@@ -249,8 +249,10 @@ class _Batch:
     with the batch, its signature, length and story. Each article of the batch is then
     placed as if it had been indexed on its own, one after the other: the batch's earlier
     articles are candidates of its later ones, a merge of two stories renames them in
-    what was read and in what is still to be written. Signatures, band keys and story ids
-    are written with one ``executemany`` each; a merge is written at once.
+    what was read and in what is still to be written. The signatures are written with one
+    multi-row insert, the band keys with one ``executemany``, the story ids with one
+    ``UPDATE`` for the articles that start a story and one row each for those that join
+    one; a merge is written at once.
     """
 
     def __init__(
