@@ -58,6 +58,11 @@ def dialect_insert(session: Session, table: Table) -> sqlite.Insert | postgresql
     raise NotImplementedError(f"no upsert for database dialect {name!r}")
 
 
+def _placeholder(conn: Any) -> str:
+    """The driver's placeholder: ``%s`` for psycopg (PostgreSQL), ``?`` for sqlite3."""
+    return "%s" if conn.dialect.name == "postgresql" else "?"
+
+
 def _in_statements(
     session: Session, sql: str, values: Sequence[Any]
 ) -> Iterator[tuple[Any, str, tuple[Any, ...]]]:
@@ -67,11 +72,12 @@ def _in_statements(
     if not values:
         return
     conn = session.connection()
+    mark = _placeholder(conn)
     if conn.dialect.name == "postgresql":
-        yield conn, sql.format(in_="= ANY(%s)"), (list(values),)
+        yield conn, sql.format(in_=f"= ANY({mark})"), (list(values),)
         return
     for chunk in chunked(values):
-        yield conn, sql.format(in_=f"IN ({','.join('?' * len(chunk))})"), tuple(chunk)
+        yield conn, sql.format(in_=f"IN ({', '.join([mark] * len(chunk))})"), tuple(chunk)
 
 
 def select_in(session: Session, sql: str, values: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
@@ -99,9 +105,7 @@ def execute_many(session: Session, sql: str, rows: Sequence[tuple[Any, ...]]) ->
     if not rows:
         return
     conn = session.connection()
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
-    columns = len(rows[0])
-    conn.exec_driver_sql(sql.format(*([mark] * columns)), list(rows))
+    conn.exec_driver_sql(sql.format(*([_placeholder(conn)] * len(rows[0]))), list(rows))
 
 
 #: Bound parameters per multi-row statement: SQLite's limit before 3.32 (999).
@@ -124,9 +128,8 @@ def insert_values(
     if not rows:
         return
     conn = session.connection()
-    mark = "%s" if conn.dialect.name == "postgresql" else "?"
     width = len(rows[0])
-    group = "(" + ", ".join([mark] * width) + ")"
+    group = "(" + ", ".join([_placeholder(conn)] * width) + ")"
     per = max(1, MAX_PARAMS // width)
     for start in range(0, len(rows), per):
         chunk = rows[start : start + per]

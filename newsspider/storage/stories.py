@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import Engine, delete, func, select, text, update
 from sqlalchemy.orm import Session
@@ -90,15 +90,6 @@ _OWN_STORY = "UPDATE articles SET story_id = id WHERE id {in_}"
 _STORY = "UPDATE articles SET story_id = {} WHERE id = {}"
 SIGS = ReprintSignature.__table__
 BANDS = ReprintBand.__table__
-
-
-class _Stored(NamedTuple):
-    """What :func:`assign_stories` reads of a stored article."""
-
-    id: int
-    content: str | None
-    content_md5: str
-    story_id: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,22 +200,22 @@ def assign_stories(
     were (re)indexed. Runs in the caller's transaction; an article whose stored text was
     indexed already is left as it is, so storing a batch again changes nothing."""
     _lock(session)
-    rows: dict[int, _Stored] = {}
+    rows: dict[int, Any] = {}
     for r in select_in(session, _BY_URL, list(dict.fromkeys(urls))):
-        rows[r[0]] = _Stored(*r)
+        rows[r.id] = r
     for r in select_in(session, _BY_ID, list(dict.fromkeys(ids))):
-        rows[r[0]] = _Stored(*r)
+        rows[r.id] = r
     if not rows:
         return 0
-    indexed = {r[0]: r for r in select_in(session, _INDEXED, sorted(rows))}
-    todo: list[tuple[_Stored, Fingerprint]] = []
+    indexed = {r.article_id: r for r in select_in(session, _INDEXED, sorted(rows))}
+    todo: list[tuple[Any, Fingerprint]] = []
     for article_id in sorted(rows):
         row = rows[article_id]
         old = indexed.get(article_id)
-        if old is not None and old[1] == row.content_md5 and row.story_id is not None:
+        if old is not None and old.content_md5 == row.content_md5 and row.story_id is not None:
             continue
         if old is not None:
-            _unindex(session, article_id, old[2], params)
+            _unindex(session, article_id, old.signature, params)
         todo.append((row, fingerprint(row.content, params)))
     if todo:
         _Batch(session, params, todo).place()
