@@ -23,11 +23,18 @@ from sqlalchemy import select
 
 from newsspider.extraction import extract_article
 from newsspider.pipelines.corpus import CorpusPipeline
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from newsspider.reprints import (
+    CodesCache,
     ReprintParams,
     fingerprint,
     normalise,
+    overlap,
     params_from_settings,
+    shingle_codes,
+    shingle_set,
     shingles,
     similarity,
 )
@@ -131,6 +138,34 @@ def test_reprint_is_similar_and_other_articles_are_not(bodies):
     assert similarity(a.shingles, b.shingles) >= 0.9
     for other in bodies[1:]:
         assert similarity(a.shingles, fingerprint(other, PARAMS).shingles) < PARAMS.threshold
+    codes = [shingle_codes(fp.norm, PARAMS.shingle) for fp in (a, b)]
+    assert overlap(*codes) == similarity(a.shingles, b.shingles)
+
+
+# letters of the BMP and beyond it (CJK Extension B), digits: what a normalised text holds
+_NORMALISED = st.text(alphabet="ab中文字国𠀀𠀁12", max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_NORMALISED, _NORMALISED, st.integers(min_value=1, max_value=6))
+def test_shingle_codes_give_the_exact_overlap_of_the_shingle_sets(a, b, k):
+    ca, cb = shingle_codes(a, k), shingle_codes(b, k)
+    assert len(ca) == len(shingle_set(a, k))  # one code per distinct shingle
+    assert list(ca) == sorted(set(ca.tolist()))
+    assert overlap(ca, cb) == similarity(shingle_set(a, k), shingle_set(b, k))
+
+
+def test_codes_cache_is_keyed_by_text_and_bounded():
+    cache = CodesCache(max_codes=100)
+    first = cache.codes("新华社北京电国务院总理发表讲话", 4)
+    assert cache.codes("新华社北京电国务院总理发表讲话", 4) is first  # held
+    changed = cache.codes("新华社北京电国务院总理发表谈话", 4)  # the text changed: new codes
+    assert changed is not first and overlap(first, changed) < 1.0
+    assert cache.codes("新华社北京电国务院总理发表讲话", 3) is not first  # another k
+    for n in range(20):  # 20 texts of 11 or 12 codes each: the oldest go
+        cache.codes(f"第{n}篇文章的正文内容在这里", 4)
+    assert cache.held <= 100 and len(cache) <= 100 // 11
+    assert cache.codes("新华社北京电国务院总理发表讲话", 4) is not first
 
 
 def test_short_and_empty_texts_get_no_band_keys():

@@ -18,7 +18,11 @@ package holds the text side of finding them, as pure functions over ``str`` and 
   in SQL so every night, worker and backend share one index;
 - :func:`similarity`: the exact check of a candidate pair, the overlap coefficient
   ``|A ∩ B| / min(|A|, |B|)`` of the two shingle sets, which an excerpt or a cut article
-  keeps high; :func:`estimate`: the same pair's Jaccard estimated from two signatures, and
+  keeps high; :func:`shingle_codes` and :func:`overlap` compute the same on sorted arrays
+  of 64-bit codes (a shingle of four BMP characters packed in one code: exact, a twentieth
+  of the time and a tenth of the memory of a set of strings), and :class:`CodesCache`
+  keeps the codes of the texts checked lately, so a story's members are not normalised and
+  shingled again for every reprint that arrives; :func:`estimate`: the same pair's Jaccard estimated from two signatures, and
   :func:`estimate_overlap`: the overlap coefficient that Jaccard implies for the two
   texts' lengths, to skip the exact check of candidates that share a band by chance.
 
@@ -31,16 +35,20 @@ from __future__ import annotations
 import hashlib
 import operator
 import re
+import threading
 from array import array
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import opencc
 from rensa import RMinHash
 
 __all__ = [
     "ALGORITHM",
     "BANDS",
+    "CodesCache",
     "ROWS",
     "SEED",
     "SHINGLE",
@@ -51,7 +59,9 @@ __all__ = [
     "estimate_overlap",
     "fingerprint",
     "normalise",
+    "overlap",
     "params_from_settings",
+    "shingle_codes",
     "shingle_set",
     "shingles",
     "signature",
@@ -108,6 +118,8 @@ class Fingerprint:
     shingles: list[str]
     signature: list[int] | None
     keys: tuple[int, ...]
+    #: the normalised text (:func:`shingle_codes` of it when an exact check needs them)
+    norm: str = ""
 
     @property
     def grouped(self) -> bool:
@@ -179,9 +191,9 @@ def fingerprint(text: str | None, params: ReprintParams) -> Fingerprint:
     norm = normalise(text)
     grams = shingles(norm, params.shingle)
     if len(norm) < max(1, params.min_chars):
-        return Fingerprint(len(norm), grams, None, ())
+        return Fingerprint(len(norm), grams, None, (), norm)
     sig = signature(grams, params.permutations)
-    return Fingerprint(len(norm), grams, sig, band_keys(sig, params.bands, params.rows))
+    return Fingerprint(len(norm), grams, sig, band_keys(sig, params.bands, params.rows), norm)
 
 
 def shingle_set(norm: str, k: int) -> set[str]:
@@ -198,6 +210,142 @@ def similarity(a: list[str] | set[str], b: list[str] | set[str]) -> float:
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / min(len(sa), len(sb))
+
+
+#: bits of one character in a packed code: a BMP code point
+_UNIT = 16
+#: the top unit of a hashed code: a UTF-16 surrogate, which no normalised character is,
+#: so a hashed code never equals a packed one
+_SURROGATE = 0xD800
+
+
+def shingle_codes(norm: str, k: int) -> np.ndarray:
+    """The set of a normalised text's character ``k``-grams (:func:`shingle_set`) as a
+    sorted array of distinct 64-bit codes, for :func:`overlap`.
+
+    A shingle of up to four characters of the Basic Multilingual Plane is its code points
+    packed 16 bits each: one code per shingle and one shingle per code, so the overlap of
+    two texts is the exact overlap of their shingle sets. A shingle holding a character
+    beyond it (or a ``k`` above 4) is hashed into codes whose top 16 bits are a UTF-16
+    surrogate, which no packed shingle has: only two such shingles can collide (a chance of
+    2**-48 for a pair; normalised texts hardly hold any).
+    """
+    if not norm:
+        return np.empty(0, np.uint64)
+    k = min(k, len(norm))  # a text shorter than k is one shingle
+    n = len(norm) - k + 1
+    if k > _PACKED:
+        return _hashed({norm[i : i + k] for i in range(n)})
+    points = np.frombuffer(norm.encode("utf-32-le"), np.uint32)
+    wide = points > 0xFFFF
+    if not wide.any():
+        return _distinct(_packed(points, k))
+    # the windows holding a character beyond the BMP are hashed, the others packed
+    seen = np.concatenate([[0], np.cumsum(wide)])
+    hashed = (seen[k:] - seen[:n]) > 0
+    grams = {norm[i : i + k] for i in np.flatnonzero(hashed).tolist()}
+    return _distinct(np.concatenate([_packed(points, k)[~hashed], _hashed(grams)]))
+
+
+#: the longest shingle packed in one code (four 16-bit units)
+_PACKED = 64 // _UNIT
+
+
+def _packed(points: np.ndarray, k: int) -> np.ndarray:
+    """Every ``k``-gram's code (``k`` <= 4), in order, repeats kept."""
+    c = points.astype(np.uint64)
+    n = len(c) - k + 1
+    codes = c[:n].copy()
+    for j in range(1, k):
+        codes <<= np.uint64(_UNIT)
+        codes |= c[j : j + n]
+    return codes
+
+
+def _hashed(grams: set[str]) -> np.ndarray:
+    """Codes of shingles that do not pack: 48 bits of a hash under a surrogate top unit."""
+    if not grams:
+        return np.empty(0, np.uint64)
+    top = _SURROGATE << 48
+    return _distinct(
+        np.array(
+            [
+                top | int.from_bytes(hashlib.blake2b(g.encode(), digest_size=6).digest(), "big")
+                for g in grams
+            ],
+            np.uint64,
+        )
+    )
+
+
+def _distinct(codes: np.ndarray) -> np.ndarray:
+    """Sorted distinct codes (a sort and one comparison: numpy's ``unique`` is ten times
+    slower on these arrays)."""
+    codes = np.sort(codes)
+    if len(codes) < 2:
+        return codes
+    keep = np.empty(len(codes), bool)
+    keep[0] = True
+    np.not_equal(codes[1:], codes[:-1], out=keep[1:])
+    return codes[keep]
+
+
+def overlap(a: np.ndarray, b: np.ndarray) -> float:
+    """:func:`similarity` of two texts from their :func:`shingle_codes`."""
+    if not len(a) or not len(b):
+        return 0.0
+    if len(a) > len(b):
+        a, b = b, a
+    at = np.searchsorted(b, a)
+    at[at == len(b)] = 0
+    return int(np.count_nonzero(b[at] == a)) / len(a)
+
+
+class CodesCache:
+    """The :func:`shingle_codes` of the texts checked lately, by text (least recently used
+    dropped first, at most ``max_codes`` codes held: 8 bytes each).
+
+    A story's members are candidates of each new reprint of it; without the cache each
+    check normalises and shingles the member's stored text again (0.5 ms of a 5,000
+    character text). Keyed by the text itself, so a text changed by re-extraction or
+    re-cleaning is never matched with its old codes. Safe to share between threads.
+    """
+
+    def __init__(self, max_codes: int) -> None:
+        self.max_codes = max_codes
+        self.held = 0
+        self._codes: OrderedDict[tuple[int, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def codes(self, text: str | None, k: int) -> np.ndarray:
+        """``shingle_codes(normalise(text), k)``, from the cache when it holds them."""
+        key = (k, text or "")
+        with self._lock:
+            found = self._codes.get(key)
+            if found is not None:
+                self._codes.move_to_end(key)
+                return found
+        found = shingle_codes(normalise(text), k)
+        self.put(text, k, found)
+        return found
+
+    def put(self, text: str | None, k: int, codes: np.ndarray) -> None:
+        """Hold ``codes`` as the codes of ``text`` (the newest entry)."""
+        key = (k, text or "")
+        if len(codes) > self.max_codes:
+            return
+        with self._lock:
+            old = self._codes.pop(key, None)
+            if old is not None:
+                self.held -= len(old)
+            self._codes[key] = codes
+            self.held += len(codes)
+            while self.held > self.max_codes:
+                _, dropped = self._codes.popitem(last=False)
+                self.held -= len(dropped)
+
+    def __len__(self) -> int:
+        return len(self._codes)
 
 
 def estimate(a: list[int], b: list[int]) -> float:

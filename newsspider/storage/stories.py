@@ -31,15 +31,15 @@ from sqlalchemy import Engine, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from newsspider.reprints import (
+    CodesCache,
     Fingerprint,
     ReprintParams,
     band_keys,
     estimate,
     estimate_overlap,
     fingerprint,
-    normalise,
-    shingle_set,
-    similarity,
+    overlap,
+    shingle_codes,
 )
 
 from .db import chunked, execute_in, execute_many, insert_values, select_in
@@ -65,6 +65,10 @@ __all__ = [
 REPRINT_LOCK = 0x6E6577735F726570
 #: Articles per transaction of a rebuild or catch-up.
 REBUILD_BATCH = 500
+#: The shingle codes of the texts checked lately (:class:`.reprints.CodesCache`), shared by
+#: every batch of the process: at most 4 million codes, 32 MB, the texts of about a
+#: thousand recent articles. A story's members are candidates of each of its new reprints.
+CODES = CodesCache(max_codes=4_000_000)
 ARTICLES = Article.__table__
 # Driver-level statements (:func:`.db.select_in` and :func:`.db.execute_in`, ``{in_}``: the
 # membership test of a batch's keys or ids; :func:`.db.insert_values`, the head of a
@@ -368,13 +372,15 @@ class _Batch:
         if not likely:
             return set()
         likely.sort(reverse=True)
-        mine = set(fp.shingles)
+        mine = shingle_codes(fp.norm, self.params.shingle)
+        # a candidate of the reprints still to come (the stored text is the cache's key)
+        CODES.put(self.content[article_id], self.params.shingle, mine)
         found: set[int] = set()
         for _, candidate in likely:
             if self.story[candidate] in found:
                 continue
-            theirs = shingle_set(normalise(self._text(candidate)), self.params.shingle)
-            if similarity(mine, theirs) >= self.params.threshold:
+            theirs = CODES.codes(self._text(candidate), self.params.shingle)
+            if overlap(mine, theirs) >= self.params.threshold:
                 found.add(self.story[candidate])
         return found
 
@@ -444,7 +450,7 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
         rows = sorted(by_story.get(sid, []), key=_published_order)
         if not rows:
             continue
-        first = shingle_set(normalise(rows[0].content), params.shingle)
+        first = CODES.codes(rows[0].content, params.shingle)
         members = [
             StoryMember(
                 r.id,
@@ -452,9 +458,7 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
                 r.url,
                 r.published,
                 r.title,
-                1.0
-                if k == 0
-                else similarity(first, shingle_set(normalise(r.content), params.shingle)),
+                1.0 if k == 0 else overlap(first, CODES.codes(r.content, params.shingle)),
             )
             for k, r in enumerate(rows)
         ]
