@@ -55,6 +55,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "hidden_elements": lambda: patched(best, HIDDEN_ELEMENTS=False),
     "player_controls": lambda: patched(best, PLAYER_CONTROLS=False),
     "article_anchor": lambda: patched(best, ARTICLE_ANCHOR=False),
+    "headline_anchor": lambda: patched(best, HEADLINE_ANCHOR=False),
     "link_blocks": lambda: patched(best, LINK_BLOCKS=False),
     "structure_lines": lambda: patched(best, STRUCTURE_LINES=False),
     "ruby_annotations": lambda: patched(best, RUBY_ANNOTATIONS=False),

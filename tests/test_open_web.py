@@ -88,7 +88,46 @@ def test_the_article_the_page_names_beats_a_denser_region_elsewhere(monkeypatch)
         assert text.count(LATIN) == 3 and "Readers wrote" not in text, named
         with monkeypatch.context() as off:
             off.setattr(best, "ARTICLE_ANCHOR", False)
+            off.setattr(best, "HEADLINE_ANCHOR", False)  # the h1 is the title too
             assert "Readers wrote" in extract_article(html).text
+
+
+def test_the_headline_anchors_the_article_when_the_page_names_none(monkeypatch):
+    """``headline_anchor``: with no ``<article>`` or ``itemprop=articleBody``, the ``h1`` that
+    is the page's title anchors the article: the nearest element around it holding a peak of
+    the page's text. A denser stream of teasers after it (a sibling) is not body; a headline
+    whose body lies in another branch leaves the page as it is."""
+    # paragraphs long enough for rule ①, so that the runs go on from them into the stream
+    article = "".join(f"<p>{' '.join([LATIN] * 4)} {k}</p>" for k in range(3))
+    stream = "".join(f"<li><div>{OTHER}</div></li>" for _ in range(3))
+    story = (
+        "<div class='story'><div class='head'><h1>Budget vote passes after a long night</h1></div>"
+        f"<div class='text'>{article}</div></div><div class='stream'><ul>{stream}</ul></div>"
+    )
+    head = "<meta property='og:title' content='Budget vote passes after a long night'>"
+    html = latin_page(story, head=head)
+    text = extract_article(html).text
+    assert text.count(LATIN) == 12 and "Readers wrote" not in text
+    # a deck under the headline is one sentence: the anchor goes on up to the body
+    deck = f"<p class='deck'>{LATIN.replace('council', 'mayor')}</p>"
+    with_deck = html.replace("</h1></div>", f"</h1>{deck}</div>")
+    text = extract_article(with_deck).text
+    assert text.count(LATIN) == 12 and "Readers wrote" not in text
+    # only an h1 that is the title anchors: another one leaves the statistics as they were
+    other_title = html.replace("content='Budget vote passes", "content='Weather turns")
+    assert "Readers wrote" in extract_article(other_title).text
+    with monkeypatch.context() as off:
+        off.setattr(best, "HEADLINE_ANCHOR", False)
+        assert "Readers wrote" in extract_article(html).text
+    # a headline above the whole page (its nearest peak is the stream's region): unchanged
+    apart = latin_page(
+        f"<div class='text'>{article}</div><div class='stream'><ul>{stream}</ul></div>",
+        before="<div class='top'><h1>Budget vote passes after a long night</h1></div>",
+        head=head,
+    )
+    assert extract_article(apart).text == extract_article(
+        apart.replace("<h1>", "<h2>").replace("</h1>", "</h2>")
+    ).text
 
 
 def test_a_list_of_linked_names_does_not_steer_the_statistics(monkeypatch):

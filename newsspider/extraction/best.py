@@ -77,6 +77,15 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     than ``ANCHOR_INSIDE`` of mainblockset's text lies in it, §1.2.2 is run
     again on the blocks inside it alone.
 
+``headline_anchor`` (with ``article_anchor``)
+    A page that names no article element still names its headline: the ``h1``
+    whose text is the page's title (``og:title``, JSON-LD, ``<title>``). The
+    nearest element around it holding two sentences besides it (a one-line deck
+    does not stop the climb) anchors the article, when the runs start inside it
+    (block_i) and run on past it into a denser stream of teasers or comments:
+    less than ``ANCHOR_INSIDE`` of mainblockset's text lies inside, so §1.2.2 is
+    run again there. Runs that start elsewhere leave the page as it is.
+
 ``first_post`` (after §1.2.2 rule ②, §1.2.3)
     A blog's front page or a forum thread repeats a post header with a date
     and time in elements of one tag and class; the article is the first
@@ -414,6 +423,13 @@ ANCHOR_MIN_CHARS = 200
 ANCHOR_INSIDE = 0.5
 #: ``article_anchor``: how many characters of each end of JSON-LD ``articleBody`` are looked for.
 LD_PROBE = 30
+#: ``headline_anchor``: on (the ablation switches it off), and the shortest headline it
+#: recognises (a shorter ``h1`` may match the title by chance: a site name, "News").
+HEADLINE_ANCHOR = True
+HEADLINE_MIN_CHARS = 8
+#: ``headline_anchor``: sentences (blocks with sentence punctuation) the element around the
+#: headline must hold besides it.
+HEADLINE_MIN_BLOCKS = 2
 
 #: ``container``: punctuation that marks a sentence (Chinese and Latin).
 _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
@@ -985,24 +1001,70 @@ def find_anchor(root: etree._Element) -> etree._Element | None:
     return outer[0] if len(outer) == 1 else None
 
 
+def find_headline(root: etree._Element, titles: tuple[str | None, ...]) -> etree._Element | None:
+    """``headline_anchor``: the first ``h1`` whose text is in one of ``titles`` (the page's
+    ``og:title`` or JSON-LD headline, its ``<title>``) or holds one of them, or None."""
+    wanted = [t for t in map(strip_spaces, filter(None, titles)) if len(t) >= HEADLINE_MIN_CHARS]
+    if not wanted:
+        return None
+    for h1 in root.iter("h1"):
+        text = strip_spaces("".join(h1.itertext()))
+        if len(text) >= HEADLINE_MIN_CHARS and any(text in t or t in text for t in wanted):
+            return h1
+    return None
+
+
+def headline_region(blockset: Blockset, textnum: list[int], k: int) -> range | None:
+    """``headline_anchor``: the blocks of the nearest element around the headline (element
+    ``k``) holding ``ANCHOR_MIN_CHARS`` of text in ``HEADLINE_MIN_BLOCKS`` sentences
+    besides it, or None. A deck under the headline is one block: the element around the
+    two goes on up to the body."""
+    own = blockset.block_range(k)
+    if own is None:
+        return None
+    while (k := blockset.parent[k]) >= 0:
+        region = blockset.block_range(k)
+        if region is None:
+            return None
+        prose = [
+            textnum[i]
+            for i in region
+            if textnum[i] and i not in own and _SENTENCE.search(blockset.text[i])
+        ]
+        if len(prose) >= HEADLINE_MIN_BLOCKS and sum(prose) >= ANCHOR_MIN_CHARS:
+            return region
+    return None
+
+
 _XP_ANCHORS = etree.XPath("//*[@itemprop='articleBody'] | //article | //h1")
 _XP_IN_ARTICLE = etree.XPath("boolean(ancestor::article)")
 
 
 def anchored_textnum(
-    blockset: Blockset, stats: BlockStatistics, textnum: list[int], ld_body: str | None = None
+    blockset: Blockset,
+    stats: BlockStatistics,
+    textnum: list[int],
+    ld_body: str | None = None,
+    headline: bool = False,
 ) -> list[int] | None:
     """``article_anchor``: textnum with everything outside the anchor zeroed, when the
     §1.2.2 runs chose a region outside the article the page names; else None.
 
-    The anchor is the element :func:`find_anchor` marked, else the blocks from
-    the one holding the start of the JSON-LD ``articleBody`` to the one holding
-    its end. Used when the anchor holds at least ``ANCHOR_MIN_CHARS`` and less
+    The anchor is the element :func:`find_anchor` marked (``headline``: the headline
+    :func:`find_headline` marked, and the anchor is :func:`headline_region` around it
+    when block_i lies in that region: the runs start in the article under its headline
+    and run on past it),
+    else the blocks from the one holding the start of the JSON-LD ``articleBody`` to the
+    one holding its end. Used when the anchor holds at least ``ANCHOR_MIN_CHARS`` and less
     than ``ANCHOR_INSIDE`` of mainblockset's text lies inside it.
     """
     if not stats.mainblockset:
         return None
-    if blockset.anchor >= 0:
+    if blockset.anchor >= 0 and headline:
+        region = headline_region(blockset, textnum, blockset.anchor)
+        if region is not None and stats.mainblockset[0] not in region:
+            return None  # the runs start elsewhere: the article is not under this headline
+    elif blockset.anchor >= 0:
         region = blockset.block_range(blockset.anchor)
     elif ld_body:
         head = strip_spaces(ld_body[:LD_PROBE])
@@ -1102,7 +1164,11 @@ def extract_best(
     noise = noise_rule()
     type_i = best_type_i()
     noscripts = noscript_markup(root) if NOSCRIPT_BODIES else []
-    if ARTICLE_ANCHOR and noise is not None and (anchor := find_anchor(root)) is not None:
+    anchor = find_anchor(root) if ARTICLE_ANCHOR and noise is not None else None
+    headline = anchor is None and HEADLINE_ANCHOR and noise is not None
+    if headline:
+        anchor = find_headline(root, (meta[0] if meta else None, page_title))
+    if anchor is not None:
         anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
     blockset = split_blocks(mark_blocks(root, type_i, BEST_TYPE_II, noise), keep_links=True)
     unblanked = (
@@ -1116,7 +1182,9 @@ def extract_best(
     # next_candidate: the regions in order, the first with a body wins; None stands for
     # the page without the noise blanked (its textnum is computed only if it is reached).
     candidates: list[list[int] | None] = []
-    if ARTICLE_ANCHOR and (anchored := anchored_textnum(blockset, stats, textnum, ld_body)):
+    if (ARTICLE_ANCHOR or headline) and (
+        anchored := anchored_textnum(blockset, stats, textnum, ld_body, headline)
+    ):
         candidates.append(anchored)
     elif (FIRST_POST or COMMENT_THREADS) and (
         anchored := first_post(blockset, stats, textnum)
