@@ -404,7 +404,8 @@ def _stylesheet(
         flagged += [f"@role='{role}'" for role in sorted(DIALOG_ROLES)] + ["@aria-modal='true'"]
     if hidden:  # so does an element no reader sees (NoiseRule.hidden)
         style = "translate(@style, ' &#9;&#10;&#13;', '')"
-        flagged += ["@hidden"] + [f"contains({style}, '{h}')" for h in HIDDEN_STYLES]
+        shown = " or ".join(f"contains({style}, '{h}')" for h in HIDDEN_STYLES)
+        flagged += ["@hidden", f"(@style and ({shown}))"]  # most elements have no style
     dialog_token = ""
     if flagged:
         is_flagged = " or ".join(flagged)
