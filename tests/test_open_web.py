@@ -384,3 +384,15 @@ def test_video_player_controls_are_not_body(monkeypatch):
     assert text.count(LATIN) == 4 and "Playback Rate" not in text and "Presets" not in text
     monkeypatch.setattr(best, "PLAYER_CONTROLS", False)
     assert "Playback Rate" in extract_article(html).text
+
+
+def test_the_headline_is_not_a_body_line_when_the_title_names_the_site(monkeypatch):
+    """``title_line``: the first body line is dropped when it is the title, also when the
+    title is the headline with the site's name after it (``og:title`` "Headline | Site")."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    head = "<meta property='og:title' content='Budget vote passes after a long night | The Daily'>"
+    html = latin_page(f"<h1>Budget vote passes after a long night</h1>{article}", head=head)
+    lines = extract_article(html).text.split("\n")
+    assert lines[0].startswith(LATIN) and len(lines) == 3
+    monkeypatch.setattr(best, "drop_title_line", lambda blockset, body, title: body)
+    assert extract_article(html).text.split("\n")[0] == "Budget vote passes after a long night"

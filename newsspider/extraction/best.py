@@ -748,7 +748,12 @@ def drop_title_line(blockset: Blockset, body: list[int], title: str | None) -> l
     if not body or not title:
         return body
     first, t = strip_spaces(blockset.text[body[0]]), strip_spaces(title)
-    if first and (first == t or (len(first) <= 2 * len(t) and t in first)):
+    if first and (
+        first == t
+        or (len(first) <= 2 * len(t) and t in first)
+        # the title with the site's name after it (og:title "Headline | Site")
+        or (len(t) <= 2 * len(first) and t.startswith(first))
+    ):
         return body[1:]
     return body
 
