@@ -396,3 +396,18 @@ def test_the_headline_is_not_a_body_line_when_the_title_names_the_site(monkeypat
     assert lines[0].startswith(LATIN) and len(lines) == 3
     monkeypatch.setattr(best, "drop_title_line", lambda blockset, body, title: body)
     assert extract_article(html).text.split("\n")[0] == "Budget vote passes after a long night"
+
+
+def test_related_story_lists_named_by_a_compound_token_are_not_body(monkeypatch):
+    """``related_sections``: a list of related stories whose class or id only contains
+    ``related`` (``jp-relatedposts``) is noise, however long its teasers are."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    teasers = "".join(
+        f"<div class='jp-relatedposts-post'><p>{OTHER}</p><p>March 17, 2016</p></div>"
+        for _ in range(2)
+    )
+    html = latin_page(f"{article}<div id='jp-relatedposts'>{teasers}</div>")
+    text = extract_article(html).text
+    assert text.count(LATIN) == 3 and "Readers wrote" not in text
+    monkeypatch.setattr(best, "RELATED_SECTIONS", False)
+    assert "Readers wrote" in extract_article(html).text

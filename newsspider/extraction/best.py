@@ -52,6 +52,13 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     containing one of ``PLAYER_SUBSTRINGS`` (``vjs-``, ``jw-``, ``ytp-``,
     ``yvp-``, ``control-bar`` ...) is noise (share rule kept).
 
+``related_sections`` (``noise_containers``)
+    A list of related stories under the article (a teaser's summary, its date,
+    its section) reads as more body; the whole-token rule knows ``related``
+    but not the compound tokens plugins give it (``jp-relatedposts``,
+    ``related-articles``, ``post-related``): a token containing ``related`` is
+    noise (share rule kept).
+
 ``hidden_elements`` (``noise_containers``)
     An element no reader sees (the ``hidden`` attribute, an inline
     ``display:none`` or ``visibility:hidden``) is noise, under the same share
@@ -321,6 +328,10 @@ PLAYER_SUBSTRINGS: tuple[str, ...] = (
 )
 #: ``hidden_elements``: on (the ablation switches it off).
 HIDDEN_ELEMENTS = True
+#: ``related_sections``: on (the ablation switches it off), and the part of a class/id token
+#: that names a list of related stories (``jp-relatedposts``, ``related-articles``).
+RELATED_SECTIONS = True
+RELATED_SUBSTRINGS: tuple[str, ...] = ("related",)
 CONSENT_SUBSTRINGS: tuple[str, ...] = (
     "cookie",
     "consent",
@@ -334,12 +345,16 @@ CONSENT_SUBSTRINGS: tuple[str, ...] = (
 
 
 def noise_rule() -> NoiseRule | None:
-    """The noise rule in force: ``NOISE``, with ``consent_dialogs``, ``player_controls`` and
-    ``hidden_elements`` when they are on."""
-    if NOISE is None or not (CONSENT_DIALOGS or HIDDEN_ELEMENTS or PLAYER_CONTROLS):
+    """The noise rule in force: ``NOISE``, with ``consent_dialogs``, ``player_controls``,
+    ``related_sections`` and ``hidden_elements`` when they are on."""
+    if NOISE is None or not (
+        CONSENT_DIALOGS or HIDDEN_ELEMENTS or PLAYER_CONTROLS or RELATED_SECTIONS
+    ):
         return NOISE
-    substrings = (CONSENT_SUBSTRINGS if CONSENT_DIALOGS else ()) + (
-        PLAYER_SUBSTRINGS if PLAYER_CONTROLS else ()
+    substrings = (
+        (CONSENT_SUBSTRINGS if CONSENT_DIALOGS else ())
+        + (PLAYER_SUBSTRINGS if PLAYER_CONTROLS else ())
+        + (RELATED_SUBSTRINGS if RELATED_SECTIONS else ())
     )
     return _extended(NOISE, substrings, CONSENT_DIALOGS, HIDDEN_ELEMENTS)
 
