@@ -55,6 +55,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "hidden_elements": lambda: patched(best, HIDDEN_ELEMENTS=False),
     "player_controls": lambda: patched(best, PLAYER_CONTROLS=False),
     "related_sections": lambda: patched(best, RELATED_SECTIONS=False),
+    "slideshows": lambda: patched(best, SLIDESHOWS=False),
     "article_anchor": lambda: patched(best, ARTICLE_ANCHOR=False),
     "headline_anchor": lambda: patched(best, HEADLINE_ANCHOR=False),
     "link_blocks": lambda: patched(best, LINK_BLOCKS=False),

@@ -411,3 +411,24 @@ def test_related_story_lists_named_by_a_compound_token_are_not_body(monkeypatch)
     assert text.count(LATIN) == 3 and "Readers wrote" not in text
     monkeypatch.setattr(best, "RELATED_SECTIONS", False)
     assert "Readers wrote" in extract_article(html).text
+
+
+def test_a_slideshow_inside_the_article_is_not_body_but_a_photo_set_is(monkeypatch):
+    """``slideshows``: a gallery of counted slides (``1/12``, ``2/12``...) inside the article
+    is not its text, even when its captions are most of the page's text; a page that is
+    the gallery (no article besides it) keeps its captions."""
+    lead = "".join(f"<p>{LATIN} {k}</p>" for k in range(2))
+    rest = "".join(f"<p>{LATIN} {k}</p>" for k in range(2, 4))
+    slides = "".join(
+        f"<li><h2><span class='counter'>{k}/12</span> Slide title {k}</h2><p>{OTHER}</p>"
+        "<p class='credits'>GETTY IMAGES</p></li>"
+        for k in range(1, 13)
+    )
+    gallery = f"<div class='full-gallery'><ul class='legends'>{slides}</ul></div>"
+    html = latin_page(f"<div class='text'>{lead}{gallery}{rest}</div>")
+    text = extract_article(html).text
+    assert text.count(LATIN) == 4 and "Readers wrote" not in text and "1/12" not in text
+    photo_set = latin_page(gallery)
+    assert "Readers wrote" in extract_article(photo_set).text
+    monkeypatch.setattr(best, "SLIDESHOWS", False)
+    assert "Readers wrote" in extract_article(html).text

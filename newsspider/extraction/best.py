@@ -52,6 +52,15 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     containing one of ``PLAYER_SUBSTRINGS`` (``vjs-``, ``jw-``, ``ytp-``,
     ``yvp-``, ``control-bar`` ...) is noise (share rule kept).
 
+``slideshows`` (``noise_containers``)
+    A gallery embedded in an article ("Business news in pictures": fifty
+    slides, each a counter ``1/50``, a title, a caption and a credit) can
+    hold most of the page's text, so the runs take it for the article. The
+    nearest element around ``SLIDES_MIN`` or more blocks opening with
+    counters of one count (``3/50``, ``Image 3 of 50``) is noise, even above
+    the share rule, when the page holds ``SLIDESHOW_MIN_REST`` characters of
+    sentences besides it; a page that is the gallery (a photo set) keeps it.
+
 ``related_sections`` (``noise_containers``)
     A list of related stories under the article (a teaser's summary, its date,
     its section) reads as more body; the whole-token rule knows ``related``
@@ -328,6 +337,13 @@ PLAYER_SUBSTRINGS: tuple[str, ...] = (
 )
 #: ``hidden_elements``: on (the ablation switches it off).
 HIDDEN_ELEMENTS = True
+#: ``slideshows``: on (the ablation switches it off); the slide counters (``1/50``,
+#: ``2 of 8``) that make a slideshow, and the text of sentences the page must hold besides
+#: it for the slideshow to go (a page that is the gallery keeps it).
+SLIDESHOWS = True
+SLIDES_MIN = 3
+SLIDESHOW_MIN_REST = 500
+_SLIDE_COUNTER = re.compile(r"^(?:(?:image|photo|slide|picture)\s+)?(\d{1,3})\s*(?:/|／|of)\s*(\d{1,3})(?!\d)", re.I)
 #: ``related_sections``: on (the ablation switches it off), and the part of a class/id token
 #: that names a list of related stories (``jp-relatedposts``, ``related-articles``).
 RELATED_SECTIONS = True
@@ -450,12 +466,15 @@ HEADLINE_MIN_BLOCKS = 2
 _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
 
 
-def blank_noise_containers(blockset: Blockset, flagged: list[int]) -> int:
+def blank_noise_containers(
+    blockset: Blockset, flagged: list[int], slideshows: frozenset[int] = frozenset()
+) -> int:
     """``noise_containers``: empty the blocks of flagged elements; return how many were blanked.
 
     An element holding more than ``NOISE_MAX_SHARE`` of the page's text is a
-    page wrapper, not noise, and is left alone. Blanked blocks stay in the
-    blockset as empty blocks (the separators remain, as layout).
+    page wrapper, not noise, and is left alone, unless it is a reader-comment
+    section (``comment_sections``) or one of ``slideshows`` (:func:`slideshow_elements`).
+    Blanked blocks stay in the blockset as empty blocks (the separators remain, as layout).
     """
     if not flagged:
         return 0
@@ -466,8 +485,10 @@ def blank_noise_containers(blockset: Blockset, flagged: list[int]) -> int:
         region = blockset.block_range(k)
         if region is None or not region or not text[region.start : region.stop]:
             continue
-        if sum(blocknum[region.start : region.stop]) > NOISE_MAX_SHARE * total and not (
-            COMMENT_SECTIONS and is_comment_thread(blockset, k, region)
+        if (
+            sum(blocknum[region.start : region.stop]) > NOISE_MAX_SHARE * total
+            and k not in slideshows
+            and not (COMMENT_SECTIONS and is_comment_thread(blockset, k, region))
         ):
             continue
         for i in region:
@@ -475,6 +496,46 @@ def blank_noise_containers(blockset: Blockset, flagged: list[int]) -> int:
                 text[i], blocknum[i], link_chars[i] = "", 0, 0
                 blanked += 1
     return blanked
+
+
+def slideshow_elements(blockset: Blockset) -> list[int]:
+    """``slideshows``: the elements holding a gallery's slides, each the nearest element
+    around ``SLIDES_MIN`` or more blocks that open with counters of one count (``1/50``,
+    ``2/50``, ``Image 3 of 50``), when the page holds ``SLIDESHOW_MIN_REST`` characters of
+    sentences outside it (else the page is the gallery, and its captions are its text)."""
+    text = blockset.text
+    by_count: dict[str, dict[str, int]] = {}
+    for i, t in enumerate(text):
+        if t and t[0].isalnum() and (m := _SLIDE_COUNTER.match(t)) and m[1] <= m[2]:
+            by_count.setdefault(m[2], {}).setdefault(m[1], i)
+    found = []
+    for slides in by_count.values():
+        if len(slides) < SLIDES_MIN:
+            continue
+        chains = [_ancestors(blockset, blockset.element_of(i)) for i in slides.values()]
+        common = [k for k in chains[0] if all(k in c for c in chains[1:])]
+        if not common:
+            continue
+        region = blockset.block_range(common[0])
+        if region is None:
+            continue
+        rest = sum(
+            blockset.blocknum[i]
+            for i, t in enumerate(text)
+            if t and i not in region and _SENTENCE.search(t)
+        )
+        if rest >= SLIDESHOW_MIN_REST:
+            found.append(common[0])
+    return found
+
+
+def _ancestors(blockset: Blockset, k: int) -> list[int]:
+    """Element ``k`` and its type II ancestors, nearest first."""
+    chain = []
+    while k >= 0:
+        chain.append(k)
+        k = blockset.parent[k]
+    return chain
 
 
 def is_comment_thread(blockset: Blockset, k: int, region: range) -> bool:
@@ -1191,12 +1252,14 @@ def extract_best(
     if anchor is not None:
         anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
     blockset = split_blocks(mark_blocks(root, type_i, BEST_TYPE_II, noise), keep_links=True)
+    slideshows = slideshow_elements(blockset) if SLIDESHOWS and noise is not None else []
+    flagged = blockset.flagged + slideshows
     unblanked = (
         (blockset.text[:], blockset.blocknum[:], blockset.link_chars[:])
-        if NEXT_CANDIDATE and blockset.flagged
+        if NEXT_CANDIDATE and flagged
         else None
     )
-    blanked = blank_noise_containers(blockset, blockset.flagged)
+    blanked = blank_noise_containers(blockset, flagged, frozenset(slideshows))
     textnum = textnums(blockset)
     stats = block_statistics(textnum)
     # next_candidate: the regions in order, the first with a body wins; None stands for
