@@ -57,6 +57,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "related_sections": lambda: patched(best, RELATED_SECTIONS=False),
     "slideshows": lambda: patched(best, SLIDESHOWS=False),
     "article_anchor": lambda: patched(best, ARTICLE_ANCHOR=False),
+    "anchor_trim": lambda: patched(best, ANCHOR_TRIM=False),
     "headline_anchor": lambda: patched(best, HEADLINE_ANCHOR=False),
     "link_blocks": lambda: patched(best, LINK_BLOCKS=False),
     "structure_lines": lambda: patched(best, STRUCTURE_LINES=False),

@@ -432,3 +432,18 @@ def test_a_slideshow_inside_the_article_is_not_body_but_a_photo_set_is(monkeypat
     assert "Readers wrote" in extract_article(photo_set).text
     monkeypatch.setattr(best, "SLIDESHOWS", False)
     assert "Readers wrote" in extract_article(html).text
+
+
+def test_the_runs_are_held_to_the_named_article(monkeypatch):
+    """``anchor_trim``: with most of the runs' text in the ``<article>`` holding the ``h1``,
+    the blocks they take after it (a list of dated teasers) are not body."""
+    article = "".join(f"<p>{LATIN} {LATIN} {k}</p>" for k in range(4))
+    teasers = "".join(f"<p>{OTHER[:300]}</p><p>November {k}, 2019</p>" for k in range(3))
+    html = latin_page(
+        f"<article><h1>Budget vote</h1>{article}</article>"
+        f"<div class='more-news'><h2>More in News</h2>{teasers}</div>"
+    )
+    text = extract_article(html).text
+    assert text.count(LATIN) == 8 and "Readers wrote" not in text
+    monkeypatch.setattr(best, "ANCHOR_TRIM", False)
+    assert "Readers wrote" in extract_article(html).text

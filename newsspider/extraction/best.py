@@ -93,6 +93,13 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     than ``ANCHOR_INSIDE`` of mainblockset's text lies in it, §1.2.2 is run
     again on the blocks inside it alone.
 
+``anchor_trim`` (with ``article_anchor``)
+    When most of mainblockset's text lies in the article the page names but
+    the runs go on past it (a "More in Sports" list of dated teasers, a quote
+    table, a newsletter box after the ``<article>``), §1.2.2 is run again
+    inside the named article too, so the blocks outside it go. (Not for
+    ``headline_anchor``, whose element is a guess.)
+
 ``headline_anchor`` (with ``article_anchor``)
     A page that names no article element still names its headline: the ``h1``
     whose text is the page's title (``og:title``, JSON-LD, ``<title>``). The
@@ -452,6 +459,8 @@ DATE_FORMS = True
 ARTICLE_ANCHOR = True
 ANCHOR_MIN_CHARS = 200
 ANCHOR_INSIDE = 0.5
+#: ``anchor_trim``: on (the ablation switches it off).
+ANCHOR_TRIM = True
 #: ``article_anchor``: how many characters of each end of JSON-LD ``articleBody`` are looked for.
 LD_PROBE = 30
 #: ``headline_anchor``: on (the ablation switches it off), and the shortest headline it
@@ -1158,8 +1167,10 @@ def anchored_textnum(
         return None
     main_total = sum(textnum[i] for i in stats.mainblockset)
     inside = sum(textnum[i] for i in stats.mainblockset if i in region)
-    if inside >= ANCHOR_INSIDE * main_total:
-        return None
+    if inside >= ANCHOR_INSIDE * main_total and (
+        headline or not ANCHOR_TRIM or inside == main_total
+    ):
+        return None  # anchor_trim: the runs are held to the named article
     return [n if i in region else 0 for i, n in enumerate(textnum)]
 
 
