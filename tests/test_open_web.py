@@ -97,9 +97,9 @@ def test_the_headline_anchors_the_article_when_the_page_names_none(monkeypatch):
     is the page's title anchors the article: the nearest element around it holding a peak of
     the page's text. A denser stream of teasers after it (a sibling) is not body; a headline
     whose body lies in another branch leaves the page as it is."""
-    # paragraphs long enough for rule ①, so that the runs go on from them into the stream
-    article = "".join(f"<p>{' '.join([LATIN] * 4)} {k}</p>" for k in range(3))
-    stream = "".join(f"<li><div>{OTHER}</div></li>" for _ in range(3))
+    # four paragraphs long enough for rule ①, so that the runs go on from them into the stream
+    article = "".join(f"<p>{' '.join([LATIN] * 5)} {k}</p>" for k in range(4))
+    stream = "".join(f"<li><div>{OTHER}</div></li>" for _ in range(5))
     story = (
         "<div class='story'><div class='head'><h1>Budget vote passes after a long night</h1></div>"
         f"<div class='text'>{article}</div></div><div class='stream'><ul>{stream}</ul></div>"
@@ -107,12 +107,12 @@ def test_the_headline_anchors_the_article_when_the_page_names_none(monkeypatch):
     head = "<meta property='og:title' content='Budget vote passes after a long night'>"
     html = latin_page(story, head=head)
     text = extract_article(html).text
-    assert text.count(LATIN) == 12 and "Readers wrote" not in text
+    assert text.count(LATIN) == 20 and "Readers wrote" not in text
     # a deck under the headline is one sentence: the anchor goes on up to the body
     deck = f"<p class='deck'>{LATIN.replace('council', 'mayor')}</p>"
     with_deck = html.replace("</h1></div>", f"</h1>{deck}</div>")
     text = extract_article(with_deck).text
-    assert text.count(LATIN) == 12 and "Readers wrote" not in text
+    assert text.count(LATIN) == 20 and "Readers wrote" not in text
     # only an h1 that is the title anchors: another one leaves the statistics as they were
     other_title = html.replace("content='Budget vote passes", "content='Weather turns")
     assert "Readers wrote" in extract_article(other_title).text
@@ -447,3 +447,18 @@ def test_the_runs_are_held_to_the_named_article(monkeypatch):
     assert text.count(LATIN) == 8 and "Readers wrote" not in text
     monkeypatch.setattr(best, "ANCHOR_TRIM", False)
     assert "Readers wrote" in extract_article(html).text
+
+
+def test_a_deck_and_a_caption_under_the_headline_do_not_anchor_the_article():
+    """``headline_anchor``: when the element around the headline holds only a deck and a
+    caption (under a fifth of the runs' text) and the article lies in a sibling, the
+    article stays the body."""
+    article = "".join(f"<p>{LATIN} {LATIN} {k}</p>" for k in range(5))
+    deck = f"<p class='deck'>{LATIN.replace('council', 'mayor')}</p>"
+    caption = "<p class='caption'>The council chamber on Tuesday, before the vote. (Photo: The Daily)</p>"
+    html = latin_page(
+        f"<div class='head'><h1>Budget vote passes after a long night</h1>{deck}{caption}</div>"
+        f"<div class='text'>{article}</div>",
+        head="<meta property='og:title' content='Budget vote passes after a long night'>",
+    )
+    assert extract_article(html).text.count(LATIN) == 10

@@ -103,9 +103,10 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
 ``headline_anchor`` (with ``article_anchor``)
     A page that names no article element still names its headline: the ``h1``
     whose text is the page's title (``og:title``, JSON-LD, ``<title>``). The
-    nearest element around it holding two sentences besides it (a one-line deck
-    does not stop the climb) anchors the article, when the runs start inside it
-    (block_i) and run on past it into a denser stream of teasers or comments:
+    nearest element around it holding four sentences besides it (a deck, a
+    caption and a byline under the headline do not stop the climb) anchors the
+    article, when the runs start inside it (block_i) and run on past it into a
+    denser stream of teasers or comments:
     less than ``ANCHOR_INSIDE`` of mainblockset's text lies inside, so §1.2.2 is
     run again there. Runs that start elsewhere leave the page as it is.
 
@@ -468,8 +469,8 @@ LD_PROBE = 30
 HEADLINE_ANCHOR = True
 HEADLINE_MIN_CHARS = 8
 #: ``headline_anchor``: sentences (blocks with sentence punctuation) the element around the
-#: headline must hold besides it.
-HEADLINE_MIN_BLOCKS = 2
+#: headline must hold besides it (more than a header's deck, caption and byline).
+HEADLINE_MIN_BLOCKS = 4
 
 #: ``container``: punctuation that marks a sentence (Chinese and Latin).
 _SENTENCE = re.compile(r"[。，！？；、“”,.!?;]")
