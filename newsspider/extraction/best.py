@@ -351,7 +351,9 @@ HIDDEN_ELEMENTS = True
 SLIDESHOWS = True
 SLIDES_MIN = 3
 SLIDESHOW_MIN_REST = 500
-_SLIDE_COUNTER = re.compile(r"^(?:(?:image|photo|slide|picture)\s+)?(\d{1,3})\s*(?:/|／|of)\s*(\d{1,3})(?!\d)", re.I)
+_SLIDE_COUNTER = re.compile(
+    r"^(?:(?:image|photo|slide|picture)\s+)?(\d{1,3})\s*(?:/|／|of)\s*(\d{1,3})(?!\d)", re.I
+)
 #: ``related_sections``: on (the ablation switches it off), and the part of a class/id token
 #: that names a list of related stories (``jp-relatedposts``, ``related-articles``).
 RELATED_SECTIONS = True
@@ -516,8 +518,10 @@ def slideshow_elements(blockset: Blockset) -> list[int]:
     text = blockset.text
     by_count: dict[str, dict[str, int]] = {}
     for i, t in enumerate(text):
-        if t and t[0].isalnum() and (m := _SLIDE_COUNTER.match(t)) and m[1] <= m[2]:
-            by_count.setdefault(m[2], {}).setdefault(m[1], i)
+        head = t[:16]
+        if ("/" in head or "／" in head or "of" in head) and (m := _SLIDE_COUNTER.match(t)):
+            if int(m[1]) <= int(m[2]):
+                by_count.setdefault(m[2], {}).setdefault(m[1], i)
     found = []
     for slides in by_count.values():
         if len(slides) < SLIDES_MIN:
