@@ -71,10 +71,11 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "next_candidate": lambda: patched(best, NEXT_CANDIDATE=False),
     "leftover_lines": lambda: patched(best, LEFTOVER_LINES=False),
 }
-# Rules that change dates only (no column of the F1 table; see docs/improvements.md).
+# Rules that change dates or titles only (no column of the F1 table; see docs/improvements.md).
 DATE_ABLATIONS = {
     "date_forms": lambda: patched(best, DATE_FORMS=False),
     "page_zone": lambda: patched(best, PAGE_ZONE=False),
+    "site_suffix_titles": lambda: patched(best, SITE_SUFFIX_TITLES=False),
 }
 
 

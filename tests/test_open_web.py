@@ -462,3 +462,22 @@ def test_a_deck_and_a_caption_under_the_headline_do_not_anchor_the_article():
         head="<meta property='og:title' content='Budget vote passes after a long night'>",
     )
     assert extract_article(html).text.count(LATIN) == 10
+
+
+def test_the_site_name_after_the_headline_is_not_part_of_the_title(monkeypatch):
+    """``site_suffix_titles``: an ``og:title`` that is the page's ``h1`` with the site's name
+    after a separator gives the ``h1`` as the title, also when the ``h1`` stands too far
+    above the body for the heading rule of §1.2.3 to see it."""
+    article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
+    tools = "".join(f"<div>{word}</div>" for word in ("Share", "Tweet", "Mail", "Print", "Save"))
+    page = f"<div class='top'><h1>Budget vote passes after a long night</h1></div>{tools}{article}"
+    for suffix in (" | The Daily", " - The Daily", "_每日新闻"):
+        head = f"<meta property='og:title' content='Budget vote passes after a long night{suffix}'>"
+        html = latin_page(page, head=head)
+        assert extract_article(html).title == "Budget vote passes after a long night", suffix
+    # a title that only begins like the h1, without a separator, is left whole
+    head = "<meta property='og:title' content='Budget vote passes after a long nightmare'>"
+    assert extract_article(latin_page(page, head=head)).title.endswith("nightmare")
+    monkeypatch.setattr(best, "SITE_SUFFIX_TITLES", False)
+    head = "<meta property='og:title' content='Budget vote passes after a long night | The Daily'>"
+    assert extract_article(latin_page(page, head=head)).title.endswith("| The Daily")

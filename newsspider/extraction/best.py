@@ -218,6 +218,11 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     Asia/Taipei, ``en-GB`` Europe/London; bare ``en`` names none) comes
     before Asia/Shanghai.
 
+``site_suffix_titles`` (§1.2.3, with ``meta_first``)
+    ``og:title`` and the JSON-LD headline often carry the site's name after a
+    separator (``Headline | Aktuálně.cz``, ``标题_网易新闻``); when an ``h1`` of
+    the page is that title without it, the ``h1`` is the title.
+
 ``meta_first`` (§1.2.3)
     Title: the paper's heading near ``block_i`` when it agrees with the
     page's ``<title>``/``og:title``; otherwise ``og:title``/JSON-LD, then the
@@ -470,6 +475,8 @@ LD_PROBE = 30
 #: recognises (a shorter ``h1`` may match the title by chance: a site name, "News").
 HEADLINE_ANCHOR = True
 HEADLINE_MIN_CHARS = 8
+#: ``site_suffix_titles``: on (the ablation switches it off).
+SITE_SUFFIX_TITLES = True
 #: ``headline_anchor``: sentences (blocks with sentence punctuation) the element around the
 #: headline must hold besides it (more than a header's deck, caption and byline).
 HEADLINE_MIN_BLOCKS = 4
@@ -1096,6 +1103,26 @@ def find_anchor(root: etree._Element) -> etree._Element | None:
     return outer[0] if len(outer) == 1 else None
 
 
+#: ``site_suffix_titles``: a title separator, then the site's name (`` | Aktuálně.cz``).
+_SITE_SUFFIX = re.compile(r"\s*(?:\||｜|_|--|——|\s[-–—:·]\s)\s*\S")
+
+
+def headline_for_title(root: etree._Element, meta: tuple[str, str]) -> tuple[str, str]:
+    """``site_suffix_titles``: the page's ``h1`` in place of an ``og:title`` (or JSON-LD
+    headline) that is that ``h1`` followed by a separator and the site's name; else
+    ``meta`` as it is."""
+    title = meta[0]
+    for h1 in root.iter("h1"):
+        text = " ".join("".join(h1.itertext()).split())
+        if (
+            len(text) >= HEADLINE_MIN_CHARS
+            and title.startswith(text)
+            and _SITE_SUFFIX.match(title, len(text))
+        ):
+            return text, meta[1]
+    return meta
+
+
 def find_headline(root: etree._Element, titles: tuple[str | None, ...]) -> etree._Element | None:
     """``headline_anchor``: the first ``h1`` whose text is in one of ``titles`` (the page's
     ``og:title`` or JSON-LD headline, its ``<title>``) or holds one of them, or None."""
@@ -1254,6 +1281,8 @@ def extract_best(
     if PAGE_ZONE and not tz_known and lang and language_fits_title(lang, root):
         tz = zone_for_language(lang) or tz
     meta, page_title, published_meta = page_metadata(root, tz)
+    if meta is not None and SITE_SUFFIX_TITLES:
+        meta = headline_for_title(root, meta)
     ld_body = json_ld_article_body(root) if ARTICLE_ANCHOR else None
     day_first = day_first_for(lang) if DATE_FORMS else False
     for head in root.findall("head"):  # head_not_body: read above, never body
