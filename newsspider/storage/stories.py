@@ -66,8 +66,9 @@ REPRINT_LOCK = 0x6E6577735F726570
 #: Articles per transaction of a rebuild or catch-up.
 REBUILD_BATCH = 500
 #: The shingle codes of the texts checked lately (:class:`.reprints.CodesCache`), shared by
-#: every batch of the process: at most 4 million codes, 32 MB, the texts of about a
-#: thousand recent articles. A story's members are candidates of each of its new reprints.
+#: every batch of the process: at most 4 million codes (32 MB, plus the texts they key, about
+#: as many characters), the texts of about a thousand recent articles. A story's members
+#: are candidates of each of its new reprints.
 CODES = CodesCache(max_codes=4_000_000)
 ARTICLES = Article.__table__
 # Driver-level statements (:func:`.db.select_in` and :func:`.db.execute_in`, ``{in_}``: the
