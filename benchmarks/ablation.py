@@ -66,6 +66,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "invisible_chars": lambda: patched(best, INVISIBLE_CHARS=False),
     "noscript_bodies": lambda: patched(best, NOSCRIPT_BODIES=False),
     "split_bodies": lambda: patched(best, SPLIT_BODIES=False),
+    "lead_runs": lambda: patched(best, LEAD_RUNS=False),
     "first_post": lambda: patched(best, FIRST_POST=False),
     "comment_threads": lambda: patched(best, COMMENT_THREADS=False),
     "next_candidate": lambda: patched(best, NEXT_CANDIDATE=False),

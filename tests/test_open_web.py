@@ -481,3 +481,21 @@ def test_the_site_name_after_the_headline_is_not_part_of_the_title(monkeypatch):
     monkeypatch.setattr(best, "SITE_SUFFIX_TITLES", False)
     head = "<meta property='og:title' content='Budget vote passes after a long night | The Daily'>"
     assert extract_article(latin_page(page, head=head)).title.endswith("| The Daily")
+
+
+def test_a_lead_before_an_ad_slot_and_a_read_more_box_is_kept(monkeypatch):
+    """``lead_runs``: the first paragraphs stand in the parent, the rest of the article in a
+    child box after an ad slot; the lead's runs fall under N_cal, but they are body (and a
+    byline above the article is not)."""
+    lead = "".join(f"<p>{k}. {LATIN}</p>" for k in range(3))
+    rest = "".join(f"<p>{k}. {' '.join([LATIN] * 4)}</p>" for k in range(3, 12))
+    article = (
+        f"<div class='articleContent'>{lead}<div class='ad'></div><hr><div class='ad'></div><hr>"
+        f"<div class='toggle-group'>{rest}</div></div>"
+    )
+    html = latin_page(article, before="<div class='byline'>By Jane Doe, Nov. 19, 2019</div>")
+    text = extract_article(html).text
+    assert text.startswith(f"0. {LATIN}") and text.count(LATIN) == 3 + 9 * 4
+    assert "Jane Doe" not in text
+    monkeypatch.setattr(best, "LEAD_RUNS", False)
+    assert extract_article(html).text.startswith(f"3. {LATIN}")

@@ -152,6 +152,16 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     depth under one of its ``SPLIT_LEVELS`` nearest ancestors, gives its
     mainblockset blocks to the body.
 
+``lead_runs`` (after ``container``)
+    A lead can stand outside the container: the first paragraphs in the
+    parent, the rest in a child (a "read more" box, a wrapper after an ad
+    slot) that holds most of the rule-① text. §1.2.2 rejects the lead's runs
+    (their peaks fall under N_cal, and rule ② needs a rule-① run before them).
+    Runs right before the body, with only empty blocks between, inside the
+    container's parent and of prose, holding ``LEAD_MIN_SENTENCES`` paragraphs
+    that end a sentence and ``ANCHOR_MIN_CHARS`` (not a byline, a dateline or
+    a caption), are body.
+
 ``inner_lines`` (after ``container``)
     ``container`` keeps only blocks with sentence punctuation, which drops the
     subheadings, table cells and list items *inside* an article (an agenda,
@@ -300,6 +310,11 @@ INNER_LINES = True
 INNER_MAX = 40
 #: ``container``: share of a larger region's text that must be prose.
 PROSE_SHARE = 0.9
+#: ``lead_runs``: on (the ablation switches it off), and the paragraphs (blocks ending a
+#: sentence) the lead must hold.
+LEAD_RUNS = True
+LEAD_MIN_SENTENCES = 2
+_SENTENCE_END = re.compile(r"[。！？.!?…][\"'”’)）」』]*$")
 #: ``issue_dates``: on (the ablation switches it off).
 ISSUE_DATES = True
 #: ``comment_sections``: on (the ablation switches it off).
@@ -775,6 +790,8 @@ def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) 
                     candidate = sorted(set(candidate) | {i for i in extra if text[i]})
             if INNER_LINES and candidate:
                 candidate = inner_lines(blockset, candidate)
+            if LEAD_RUNS and candidate:
+                candidate = lead_blocks(blockset, stats, textnum, region, candidate[0]) + candidate
             chosen = candidate
     body = []
     seen: dict[str, int] = {}
@@ -789,6 +806,39 @@ def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) 
         seen.setdefault(text[i], _holder_parent(blockset, i))
         body.append(i)
     return body
+
+
+def lead_blocks(
+    blockset: Blockset, stats: BlockStatistics, textnum: list[int], region: range, first: int
+) -> list[int]:
+    """``lead_runs``: the text blocks of the runs §1.2.2 rejected right before the body's
+    first block ``first``, when only empty blocks (an ad slot, a script container) stand
+    between, they lie inside the container's parent and their text is prose; nearest run
+    last, so the lead is in page order."""
+    k = blockset.element_of(region.start)
+    outer = blockset.block_range(blockset.parent[k]) if k >= 0 and blockset.parent[k] >= 0 else None
+    if outer is None:
+        return []
+    text = blockset.text
+    lead: list[int] = []
+    for run in reversed(stats.runs):
+        if run.end >= first:
+            continue
+        if run.rule or run.end < outer.start or any(textnum[run.end + 1 : first]):
+            break
+        blocks = [i for i in run.indices if textnum[i] and i >= outer.start]
+        prose = sum(textnum[i] for i in blocks if _SENTENCE.search(text[i]))
+        if not blocks or prose < PROSE_SHARE * sum(textnum[i] for i in blocks):
+            break
+        lead = blocks + lead
+        if run.start < outer.start:  # the run goes on above the parent: not lead
+            break
+        first = run.start
+    # paragraphs, not a byline, a dateline, a caption or a deck: two sentences that end
+    ended = [i for i in lead if _SENTENCE_END.search(text[i])]
+    if len(ended) < LEAD_MIN_SENTENCES or sum(textnum[i] for i in ended) < ANCHOR_MIN_CHARS:
+        return []
+    return lead
 
 
 def _holder_parent(blockset: Blockset, i: int) -> int:
