@@ -263,6 +263,10 @@ class _Batch:
         self.story: dict[int, int] = {}
         #: the stored text of the batch's articles (the exact check of a later one)
         self.content: dict[int, str | None] = {row.id: row.content for row, _ in todo}
+        #: article -> its likely indexed candidates, estimated once (:meth:`_read_texts`)
+        self.prefetched: dict[int, list[tuple[float, int]]] = {}
+        #: the batch's articles placed so far (candidates of its later ones)
+        self.placed: set[int] = set()
 
     def place(self) -> None:
         session = self.session
@@ -300,6 +304,7 @@ class _Batch:
                     if st == other:
                         self.story[a] = target
             self.story[row.id] = target
+            self.placed.add(row.id)
         # An executemany: for rows of two integers it costs less than multi-row statements
         # (benchmarks/reprints_cost.py: 0.88 ms an article against 0.97).
         execute_many(session, _BAND_INSERT, bands)
@@ -331,21 +336,27 @@ class _Batch:
         wanted: set[int] = set()
         for row, fp in self.todo:
             if fp.signature is not None:
-                wanted.update(c for _, c in self._likely(row.id, fp))
+                self.prefetched[row.id] = self._likely(row.id, fp)
+                wanted.update(c for _, c in self.prefetched[row.id])
         for article_id, content in select_in(
             self.session, _TEXTS, sorted(wanted - self.content.keys())
         ):
             self.content[article_id] = content
 
-    def _likely(self, article_id: int, fp: Fingerprint) -> list[tuple[float, int]]:
-        """(estimated overlap, candidate) of the indexed articles sharing a band key with
-        ``fp`` whose signatures and lengths estimate at least ``prefilter``."""
+    def _likely(
+        self, article_id: int, fp: Fingerprint, among: set[int] | None = None
+    ) -> list[tuple[float, int]]:
+        """(estimated overlap, candidate) of the indexed articles (``among`` them only, when
+        given) sharing a band key with ``fp`` whose signatures and lengths estimate at
+        least ``prefilter``."""
         assert fp.signature is not None
         params = self.params
         candidates: set[int] = set()
         for k in set(fp.keys):
             candidates |= self.by_key.get(k, set())
         candidates.discard(article_id)
+        if among is not None:
+            candidates &= among
         likely: list[tuple[float, int]] = []
         for candidate in candidates:
             known = self.sigs.get(candidate)
@@ -369,7 +380,9 @@ class _Batch:
         the exact check. Candidates are checked most similar first (by their signatures
         and lengths), and one match per story is enough: the other members of a story
         found are not read."""
-        likely = self._likely(article_id, fp)
+        # the indexed candidates were estimated when their texts were prefetched; the
+        # batch's own articles placed since are the only new ones
+        likely = self.prefetched.get(article_id, []) + self._likely(article_id, fp, self.placed)
         if not likely:
             return set()
         likely.sort(reverse=True)
