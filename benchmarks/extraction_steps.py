@@ -97,10 +97,10 @@ def main() -> None:
     total = time.perf_counter() - start
 
     n = len(pages)
-    print(f"{args.dataset.name}: {n} pages, {1000 * total / n:.2f} ms a page with timers, "  # noqa: T201
+    print(f"{args.dataset.name}: {n} pages, {1000 * total / n:.2f} ms a page with timers, "
           f"floor {1000 * floor / n:.2f} ms")
     for name, seconds in sorted(spent.items(), key=lambda item: -item[1]):
-        print(f"  {name:24} {1000 * seconds / n:6.3f} ms")  # noqa: T201
+        print(f"  {name:24} {1000 * seconds / n:6.3f} ms")
 
 
 if __name__ == "__main__":

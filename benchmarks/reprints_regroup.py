@@ -30,8 +30,7 @@ from sqlalchemy import text  # noqa: E402
 
 from newsspider import settings as project_settings  # noqa: E402
 from newsspider.reprints import params_from_settings  # noqa: E402
-from newsspider.storage import engine_for  # noqa: E402
-from newsspider.storage import stories  # noqa: E402
+from newsspider.storage import engine_for, stories  # noqa: E402
 
 
 def main() -> None:
@@ -49,13 +48,13 @@ def main() -> None:
     checks = {"checked": 0, "passed": 0, "shingled": 0}
     overlap, shingle_codes = stories.overlap, stories.CODES.codes.__func__
 
-    def counted_overlap(a, b):  # noqa: ANN001, ANN202
+    def counted_overlap(a, b):
         value = overlap(a, b)
         checks["checked"] += 1
         checks["passed"] += value >= params.threshold
         return value
 
-    def counted_codes(cache, content, k):  # noqa: ANN001, ANN202
+    def counted_codes(cache, content, k):
         before = cache.held, len(cache)
         codes = shingle_codes(cache, content, k)
         checks["shingled"] += (cache.held, len(cache)) != before
@@ -80,10 +79,15 @@ def main() -> None:
         with engine.connect() as conn:
             n_stories = conn.scalar(text("SELECT count(DISTINCT story_id) FROM articles"))
         engine.dispose()
-    print(f"{placed} articles placed {args.batch} a transaction: {cpu:.1f} CPU s ({wall:.1f} s wall), "  # noqa: T201
-          f"{1000 * cpu / max(placed, 1):.2f} ms an article; {n_stories} stories")
-    print(f"exact checks {checks['checked']} ({checks['passed']} passed), "  # noqa: T201
-          f"candidates shingled (not in the cache) {checks['shingled']}; cache holds {len(stories.CODES)} texts")
+    print(
+        f"{placed} articles placed {args.batch} a transaction: {cpu:.1f} CPU s "
+        f"({wall:.1f} s wall), {1000 * cpu / max(placed, 1):.2f} ms an article; "
+        f"{n_stories} stories"
+    )
+    print(
+        f"exact checks {checks['checked']} ({checks['passed']} passed), candidates shingled "
+        f"(not in the cache) {checks['shingled']}; cache holds {len(stories.CODES)} texts"
+    )
 
 
 if __name__ == "__main__":

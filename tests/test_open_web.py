@@ -455,7 +455,7 @@ def test_a_deck_and_a_caption_under_the_headline_do_not_anchor_the_article():
     article stays the body."""
     article = "".join(f"<p>{LATIN} {LATIN} {k}</p>" for k in range(5))
     deck = f"<p class='deck'>{LATIN.replace('council', 'mayor')}</p>"
-    caption = "<p class='caption'>The council chamber on Tuesday, before the vote. (Photo: The Daily)</p>"
+    caption = "<p class='caption'>The council chamber before the vote. (Photo: The Daily)</p>"
     html = latin_page(
         f"<div class='head'><h1>Budget vote passes after a long night</h1>{deck}{caption}</div>"
         f"<div class='text'>{article}</div>",

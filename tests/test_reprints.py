@@ -16,6 +16,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
@@ -23,9 +25,6 @@ from sqlalchemy import select
 
 from newsspider.extraction import extract_article
 from newsspider.pipelines.corpus import CorpusPipeline
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from newsspider.reprints import (
     CodesCache,
     ReprintParams,
@@ -300,7 +299,7 @@ def test_two_postgresql_writers_storing_one_story_at_once(request, bodies):
                     upsert_articles(s, [r])
                     barrier.wait(timeout=10)
                     assign_stories(s, PARAMS, urls=[r["url"]])
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=writer, args=(k,)) for k in (0, 1)]

@@ -22,7 +22,8 @@ package holds the text side of finding them, as pure functions over ``str`` and 
   of 64-bit codes (a shingle of four BMP characters packed in one code: exact, a twentieth
   of the time and a tenth of the memory of a set of strings), and :class:`CodesCache`
   keeps the codes of the texts checked lately, so a story's members are not normalised and
-  shingled again for every reprint that arrives; :func:`estimate`: the same pair's Jaccard estimated from two signatures, and
+  shingled again for every reprint that arrives; :func:`estimate`: the same pair's
+  Jaccard estimated from two signatures, and
   :func:`estimate_overlap`: the overlap coefficient that Jaccard implies for the two
   texts' lengths, to skip the exact check of candidates that share a band by chance.
 
@@ -48,10 +49,10 @@ from rensa import RMinHash
 __all__ = [
     "ALGORITHM",
     "BANDS",
-    "CodesCache",
     "ROWS",
     "SEED",
     "SHINGLE",
+    "CodesCache",
     "Fingerprint",
     "ReprintParams",
     "band_keys",
