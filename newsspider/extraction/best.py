@@ -105,10 +105,10 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     whose text is the page's title (``og:title``, JSON-LD, ``<title>``). The
     nearest element around it holding four sentences besides it (a deck, a
     caption and a byline under the headline do not stop the climb) anchors the
-    article, when the runs start inside it (block_i) and run on past it into a
-    denser stream of teasers or comments:
-    less than ``ANCHOR_INSIDE`` of mainblockset's text lies inside, so §1.2.2 is
-    run again there. Runs that start elsewhere leave the page as it is.
+    article when the runs start inside it (block_i) and run on past it into a
+    denser stream of teasers or comments, so that less than ``ANCHOR_INSIDE``
+    of mainblockset's text lies inside: §1.2.2 is run again there. Runs that
+    start elsewhere leave the page as it is.
 
 ``first_post`` (after §1.2.2 rule ②, §1.2.3)
     A blog's front page or a forum thread repeats a post header with a date
