@@ -612,7 +612,6 @@ def container_region(
     pages that carry the article twice, for print or mobile).
     """
     text = blockset.text
-    parent = blockset.parent
     weight: dict[int, int] = {}
     depth: dict[int, int] = {}
     total = 0
@@ -634,12 +633,7 @@ def container_region(
             container = blockset.element_of(i)
             chain = chains.get(container)
             if chain is None:  # blocks share containers: walk each one up once
-                chain = []
-                k = container
-                while k >= 0:
-                    chain.append(k)
-                    k = parent[k]
-                chain.reverse()  # root first: position = depth
+                chain = _ancestors(blockset, container)[::-1]  # root first: position = depth
                 chains[container] = chain
             for d, k in enumerate(chain):
                 weight[k] = weight.get(k, 0) + n
