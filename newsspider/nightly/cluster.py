@@ -27,14 +27,14 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
+import newsspider.nightly.report as report
 from newsspider.cluster import enable_cluster
 from newsspider.cluster.connection import redis_client
 from newsspider.cluster.nightly import NightlyMembership
-from newsspider.storage import session as open_session
 from newsspider.storage import runs as runstore
+from newsspider.storage import session as open_session
 from newsspider.storage import transaction
 
-from . import report
 from .run import NightlyResult, abort, crawl_sites, prepare, reclean_and_report
 
 if TYPE_CHECKING:

@@ -22,6 +22,7 @@ from scrapy import signals
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
+import newsspider.nightly.report as report
 from newsspider.extensions import EXIT_STATUS_STAT, joined_empty_queue
 from newsspider.incremental import SKIPPED_STAT
 from newsspider.outcome import EXIT_ALL_DROPPED
@@ -29,7 +30,6 @@ from newsspider.pipelines import CorpusPipeline
 from newsspider.storage import Engine, transaction
 from newsspider.storage import runs as runstore
 
-from . import report
 from .jobdir import JobDir, finish_jobdir
 
 if TYPE_CHECKING:

@@ -47,13 +47,18 @@ from typing import TYPE_CHECKING
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.conf import closest_scrapy_cfg
 
+import newsspider.nightly.report as report
 from newsspider.incremental import PRIORITY, StoredUrlFilter
-from newsspider.storage import Engine, create_schema, engine_from_settings, reclean_if_due
+from newsspider.storage import (
+    Engine,
+    create_schema,
+    engine_from_settings,
+    reclean_if_due,
+    transaction,
+)
 from newsspider.storage import runs as runstore
 from newsspider.storage import session as open_session
-from newsspider.storage import transaction
 
-from . import report
 from .crawl import SiteCrawl
 from .jobdir import prepare_jobdir
 from .lock import RunLock

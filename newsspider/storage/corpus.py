@@ -22,9 +22,9 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Engine, Integer, Select, func, literal_column, select
 from sqlalchemy.orm import Session
 
+import newsspider.storage.fts as fts
 from newsspider.sites import SITES
 
-from . import fts
 from .engine import engine_for
 from .models import Article, LineCount, SiteLineStats, SiteReclean, UTCDateTime
 from .schema import create_schema

@@ -33,7 +33,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, MetaData, bindparam, inspect, text
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
-from . import fts
+import newsspider.storage.fts as fts
+
 from .engine import display_url
 from .fts import setup_search, upgrade_triggers
 from .models import Base

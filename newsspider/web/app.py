@@ -26,11 +26,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+import newsspider.web.views as views
 from newsspider.sites import SITES
 from newsspider.storage import Corpus, Engine
 from newsspider.storage.web_queries import has_column
-
-from . import views
 
 logger = logging.getLogger(__name__)
 
