@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Self
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
+
 from newsspider.sites import Site
 from newsspider.storage import Engine, create_schema, engine_from_settings, session
 from newsspider.storage.runs import url_is_stored

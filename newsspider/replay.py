@@ -370,7 +370,7 @@ class WarcRecorderExtension:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.append and self.path.is_file():
             repair_warc_tail(self.path)
-        self._fh = open(self.path, "ab" if self.append else "wb")  # noqa: SIM115
+        self._fh = open(self.path, "ab" if self.append else "wb")
         _warcinfo(_open_writer(self._fh, self.path), self.path, format="WARC File Format 1.1")
         self._fh.flush()
         return self._fh

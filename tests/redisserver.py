@@ -70,7 +70,7 @@ class RedisServer:
             cmd += ["--appendonly", "yes", "--appendfsync", "always"]
         else:
             cmd += ["--appendonly", "no"]
-        log = open(self.directory / f"redis-{self.port}.log", "ab")  # noqa: SIM115
+        log = open(self.directory / f"redis-{self.port}.log", "ab")
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

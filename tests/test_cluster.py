@@ -131,7 +131,6 @@ def test_without_redis_url_nothing_changes() -> None:
 def test_unreachable_redis_is_a_user_error(tmp_path: Path) -> None:
     """A wrong ``REDIS_URL`` stops ``scrapy crawl`` before it starts: one line, status 2."""
     from tests.pgserver import free_port
-
     from tests.test_user_errors import assert_one_line_error, scrapy
 
     url = f"redis://127.0.0.1:{free_port()}/0"

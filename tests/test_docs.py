@@ -19,8 +19,6 @@ import shlex
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.test_demo import bare_copy
 
 REPO = Path(__file__).resolve().parents[1]

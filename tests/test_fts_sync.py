@@ -14,8 +14,15 @@ from sqlalchemy.orm import Session
 
 from newsspider.items import ArticleItem
 from newsspider.pipelines.corpus import CorpusPipeline
-from newsspider.storage import Article, Base, Corpus, create_schema, engine_for, upsert_articles
-from newsspider.storage import fts
+from newsspider.storage import (
+    Article,
+    Base,
+    Corpus,
+    create_schema,
+    engine_for,
+    fts,
+    upsert_articles,
+)
 from newsspider.storage.fts import pending_rows, sync_search
 from tests.localserver import project_settings
 

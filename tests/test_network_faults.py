@@ -22,7 +22,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from warcio.warcwriter import WARCWriter
 
-from newsspider.replay import write_response_record
 from newsspider.nightly.report import (
     DATABASE_UNAVAILABLE,
     FAILED,
@@ -32,6 +31,7 @@ from newsspider.nightly.report import (
     nightly_report,
     site_report,
 )
+from newsspider.replay import write_response_record
 from newsspider.sites import SITES
 from newsspider.storage import Article, CrawlRun, engine_for
 from tests.localserver import (

@@ -37,15 +37,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from newsspider.incremental import SKIPPED_STAT, StoredUrlFilter
-from newsspider.replay import build_warc
 from newsspider.nightly.jobdir import JobDir, finish_jobdir, prepare_jobdir
 from newsspider.nightly.lock import EXIT_LOCKED, LockHeld, RunLock
-from newsspider.outcome import (
-    EXIT_ALL_DROPPED,
-    EXIT_DATABASE,
-    EXIT_NOTHING_FETCHED,
-    EXIT_USAGE,
-)
 from newsspider.nightly.report import (
     FAILED,
     INTERRUPTED,
@@ -59,6 +52,13 @@ from newsspider.nightly.report import (
     pages_ok_from_stats,
     robust_band,
 )
+from newsspider.outcome import (
+    EXIT_ALL_DROPPED,
+    EXIT_DATABASE,
+    EXIT_NOTHING_FETCHED,
+    EXIT_USAGE,
+)
+from newsspider.replay import build_warc
 from newsspider.sites import SITES
 from newsspider.spiders.sites import SPIDERS
 from newsspider.storage import (

@@ -37,9 +37,9 @@ from newsspider.pipelines.extract import (
     NotHtml,
     trained_xpath_params,
 )
-from newsspider.workers import WorkerDied, WorkerPool, auto_workers, parse_workers
 from newsspider.storage import create_schema, engine_for
 from newsspider.storage.thresholds import save_thresholds
+from newsspider.workers import WorkerDied, WorkerPool, auto_workers, parse_workers
 from tests.test_xpathseg import BODY, PAGE
 
 REPO = Path(__file__).resolve().parents[1]

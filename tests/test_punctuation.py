@@ -14,7 +14,6 @@ import pytest
 from newsspider.evaluation import evaluate
 from newsspider.extraction import ExtractionError
 from newsspider.extraction.page import load_page
-from newsspider.extraction.registry import get_extractor
 from newsspider.extraction.punctuation import (
     DROP_TAGS,
     UNWRAP_TAGS,
@@ -26,6 +25,7 @@ from newsspider.extraction.punctuation import (
     punctuation_ratio,
     text_nodes,
 )
+from newsspider.extraction.registry import get_extractor
 
 PAGE = """<!DOCTYPE html>
 <html><head><title>测试页</title>

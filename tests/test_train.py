@@ -18,7 +18,6 @@ from scrapy.utils.project import get_project_settings
 from sqlalchemy import func, inspect, select
 from sqlalchemy.orm import Session
 
-from newsspider.training import _decoded_body
 from newsspider.extraction.xpathseg import Thresholds, extract_xpath, page_thresholds
 from newsspider.replay import build_warc
 from newsspider.storage import create_schema, engine_for, upsert_articles
@@ -30,6 +29,7 @@ from newsspider.storage.thresholds import (
     save_thresholds,
     thresholds_params,
 )
+from newsspider.training import _decoded_body
 from tests.test_xpathseg import BODY, PAGE
 
 REPO = Path(__file__).resolve().parents[1]

@@ -126,7 +126,7 @@ class SharedDomainRate:
         """Reserve the next moment for ``domain``, ``delay`` seconds after the previous
         one (randomized when asked); seconds to wait for it."""
         if self.randomize:
-            delay *= random.uniform(0.5, 1.5)  # noqa: S311 (spacing, not secrecy)
+            delay *= random.uniform(0.5, 1.5)  # spacing, not secrecy: no CSPRNG needed
         delay_ms = int(delay * 1000)
         if delay_ms <= 0:
             return 0.0

@@ -24,7 +24,6 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from datetime import datetime
 
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session

@@ -21,7 +21,18 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Engine, Integer, String, column, create_engine, event, func, inspect, select, table
+from sqlalchemy import (
+    Engine,
+    Integer,
+    String,
+    column,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    table,
+)
 from sqlalchemy.engine import make_url
 
 from newsspider.errors import UserError
