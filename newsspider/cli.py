@@ -22,6 +22,7 @@ from scrapy.exceptions import UsageError
 from scrapy.settings import SETTINGS_PRIORITIES, BaseSettings
 
 from newsspider.errors import UserError
+from newsspider.sites import configure_sites
 
 __all__ = [
     "EXIT_USAGE",
@@ -97,7 +98,13 @@ class OneLineErrors:
 
     def process_options(self, args: list[str], opts: argparse.Namespace) -> None:
         super().process_options(args, opts)  # type: ignore[misc]
+        self._one_line(self._configure, args, opts)
         self._one_line(self.check, args, opts)
+
+    def _configure(self, args: list[str], opts: argparse.Namespace) -> None:
+        """The site table of these settings (``SITES_FILE``), so a bad sites file is one
+        line before anything starts."""
+        configure_sites(self.settings)
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         self._one_line(self.execute, args, opts)

@@ -151,3 +151,12 @@ REPRINTS_MIN_CHARS = 150  # normalised characters below which a text is never gr
 REDIS_URL = None  # redis://host:port/db; None: a local crawl, exactly as without cluster mode
 CLUSTER_IDLE_CLOSE = 30.0  # seconds the shared queue stays empty before a worker closes
 CLUSTER_WORKER_TIMEOUT = 60.0  # a worker silent this long counts as dead (SIGKILL, lost machine)
+
+# Sites (newsspider/sites/, docs/crawling.md#sites): the built-in rows ship in
+# newsspider/sites.toml; a user's own TOML file adds sites and overrides built-in ones by
+# key (used when it exists; relative to the project folder). `scrapy addsite URL --write`
+# writes there. scrapy nightly crawls NIGHTLY_SITES when set (KEY,KEY), else every row
+# that is enabled (the built-in eight and the user's rows; unchecked catalogue rows stay out).
+SITES_FILE = "sites.toml"
+NIGHTLY_SITES = ""
+SPIDER_LOADER_CLASS = "newsspider.spiders.loader.SiteSpiderLoader"

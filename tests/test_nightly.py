@@ -60,7 +60,7 @@ from newsspider.outcome import (
 )
 from newsspider.replay import build_warc
 from newsspider.sites import SITES
-from newsspider.spiders.sites import SPIDERS
+from newsspider.spiders.loader import site_spiders
 from newsspider.storage import (
     Article,
     Base,
@@ -511,7 +511,7 @@ def test_finished_jobs_are_removed_interrupted_ones_kept(tmp_path):
 
 
 def test_stored_url_filter_is_off_unless_incremental(tmp_path):
-    crawler = get_crawler(SPIDERS["netease"], {"DATABASE_URL": f"sqlite:///{tmp_path / 'c.db'}"})
+    crawler = get_crawler(site_spiders()["netease"], {"DATABASE_URL": f"sqlite:///{tmp_path / 'c.db'}"})
     with pytest.raises(NotConfigured):
         StoredUrlFilter.from_crawler(crawler)
 
@@ -526,7 +526,7 @@ def test_stored_url_filter_skips_stored_articles_only(tmp_path):
             s, [{"url": article, "site": "netease", "source": "网易新闻", "content": "正文",
                  "raw_text": "正文"}],
         )  # fmt: skip
-    crawler = get_crawler(SPIDERS["netease"], {"DATABASE_URL": url, "INCREMENTAL": True})
+    crawler = get_crawler(site_spiders()["netease"], {"DATABASE_URL": url, "INCREMENTAL": True})
     mw = StoredUrlFilter.from_crawler(crawler)
     mw.spider_opened(crawler._create_spider())
     with pytest.raises(IgnoreRequest):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from newsspider.extraction.metadata import DEFAULT_TITLE_STOP_WORDS
-from newsspider.sites import PAPER_SITES, ROWS, SITES, Feed, Site, site_for_url
+from newsspider.sites import PAPER_SITES, SITES, Feed, Site, site_for_url
 
 #: Real article URLs per site, current and historic forms.
 ARTICLES: dict[str, tuple[str, ...]] = {
@@ -188,13 +188,13 @@ def page_links(datasets_dir: Path) -> set[str]:
 
 
 def test_table_keys() -> None:
-    assert list(SITES) == [s.key for s in ROWS]
-    assert len(SITES) == len(ROWS), "duplicate keys"
+    assert list(SITES) == [s.key for s in tuple(SITES.values())]
+    assert len(SITES) == len(tuple(SITES.values())), "duplicate keys"
     assert set(PAPER_SITES) <= set(SITES)
     assert list(SITES)[:4] == ["netease", "sina", "tencent", "zaobao"]
 
 
-@pytest.mark.parametrize("site", ROWS, ids=lambda s: s.key)
+@pytest.mark.parametrize("site", tuple(SITES.values()), ids=lambda s: s.key)
 def test_every_site_has_a_name_and_start_pages(site: Site) -> None:
     assert site.source.strip()
     assert site.start_urls
@@ -205,7 +205,7 @@ def test_every_site_has_a_name_and_start_pages(site: Site) -> None:
     assert site.article_patterns
 
 
-@pytest.mark.parametrize("site", ROWS, ids=lambda s: s.key)
+@pytest.mark.parametrize("site", tuple(SITES.values()), ids=lambda s: s.key)
 def test_feeds_are_on_site_and_typed(site: Site) -> None:
     for feed in site.feeds:
         assert isinstance(feed, Feed)
@@ -231,7 +231,7 @@ def test_display_names() -> None:
 
 def test_time_zones() -> None:
     assert SITES["zaobao"].tz == "Asia/Singapore"
-    for site in ROWS:
+    for site in tuple(SITES.values()):
         if site.key != "zaobao":
             assert site.tz == "Asia/Shanghai", site.key
         # +08:00 everywhere, so a time without an offset means the same instant
@@ -239,7 +239,7 @@ def test_time_zones() -> None:
         assert offset is not None and offset.total_seconds() == 8 * 3600
 
 
-@pytest.mark.parametrize("site", ROWS, ids=lambda s: s.key)
+@pytest.mark.parametrize("site", tuple(SITES.values()), ids=lambda s: s.key)
 def test_title_stop_words(site: Site) -> None:
     assert site.title_stop_words
     for word in site.title_stop_words:
@@ -248,7 +248,7 @@ def test_title_stop_words(site: Site) -> None:
 
 def test_title_stop_words_known_to_the_title_filter() -> None:
     """The extractor's default list covers every row, so titles lose the suffix either way."""
-    for site in ROWS:
+    for site in tuple(SITES.values()):
         assert set(site.title_stop_words) <= set(DEFAULT_TITLE_STOP_WORDS), site.key
 
 
@@ -279,7 +279,7 @@ def test_articles_match_their_site_only(key: str) -> None:
         assert SITES[key].is_article(url), url
         assert not SITES[key].is_list(url), url
         assert site_for_url(url) is SITES[key], url
-        for other in ROWS:
+        for other in tuple(SITES.values()):
             if other.key != key:
                 assert not other.is_article(url), (other.key, url)
 
@@ -317,7 +317,7 @@ def test_off_site_lookalikes_rejected() -> None:
         "ftp://news.163.com/19/0907/09/EOFBHDHQ0001899N.html",
     ):
         assert site_for_url(url) is None or not site_for_url(url).is_article(url), url
-        assert not any(site.is_article(url) for site in ROWS), url
+        assert not any(site.is_article(url) for site in tuple(SITES.values())), url
 
 
 def test_site_for_url() -> None:
@@ -373,7 +373,7 @@ def test_dataset_links_match_only_their_own_site(page_links: set[str]) -> None:
     """Over every link in the saved pages: an article match is always on the matching site."""
     found: dict[str, int] = {}
     for url in page_links:
-        for site in ROWS:
+        for site in tuple(SITES.values()):
             canonical = site.canonical_url(url)
             if site.is_article(canonical):
                 assert site.owns(url), (site.key, url)

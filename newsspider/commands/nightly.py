@@ -37,7 +37,7 @@ from newsspider.nightly.lock import EXIT_LOCKED, LockHeld
 from newsspider.nightly.run import run_nightly
 from newsspider.outcome import EXIT_STATUSES
 from newsspider.preflight import check_crawl, check_spider
-from newsspider.sites import SITES
+from newsspider.sites import SITES, nightly_sites
 
 
 class Command(NewsCommand):
@@ -80,7 +80,8 @@ class Command(NewsCommand):
             "--sites",
             metavar="KEY,KEY",
             default=None,
-            help="crawl only these sites (default: every site of newsspider/sites.py)",
+            help="crawl only these sites (default: NIGHTLY_SITES, else every enabled row: "
+            "the built-in eight and the sites file's own; scrapy sites list shows them)",
         )
 
     def check(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -100,7 +101,14 @@ class Command(NewsCommand):
         assert self.settings is not None
         known = set(get_spider_loader(self.settings).list())
         if option is None:
-            return [key for key in SITES if key in known]
+            unknown = [k for k in self.settings.getlist("NIGHTLY_SITES") if k not in SITES]
+            if unknown:
+                raise UsageError(
+                    f"-s NIGHTLY_SITES: unknown site(s) {', '.join(unknown)}; "
+                    f"known: {', '.join(k for k in SITES if k in known)}",
+                    print_help=False,
+                )
+            return [key for key in nightly_sites(self.settings) if key in known]
         wanted = list(dict.fromkeys(k.strip() for k in option.split(",") if k.strip()))
         unknown = [k for k in wanted if k not in known or k not in SITES]
         if unknown or not wanted:

@@ -23,7 +23,7 @@ from scrapy.exceptions import UsageError
 
 from newsspider.cli import NewsCommand, time_zone
 from newsspider.extraction.registry import get_extractor
-from newsspider.nightly.run import project_path
+from newsspider.paths import project_path
 from newsspider.progress import progress_bar
 from newsspider.reextract import default_archives, parse_reextract_workers, reextract
 from newsspider.storage import check_database, create_schema, resolve_database_url

@@ -45,9 +45,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scrapy.settings import SETTINGS_PRIORITIES
-from scrapy.utils.conf import closest_scrapy_cfg
 
 import newsspider.nightly.report as report
+from newsspider.paths import project_path
 from newsspider.incremental import PRIORITY, StoredUrlFilter
 from newsspider.storage import (
     Engine,
@@ -82,15 +82,6 @@ class NightlyResult:
 
     exit_code: int
     report: str
-
-
-def project_path(value: str) -> Path:
-    """A path setting: relative paths are relative to the project (scrapy.cfg's folder)."""
-    path = Path(value).expanduser()
-    if path.is_absolute():
-        return path
-    cfg = closest_scrapy_cfg()
-    return (Path(cfg).resolve().parent if cfg else Path.cwd()) / path
 
 
 def run_nightly(
