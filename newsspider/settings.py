@@ -160,3 +160,13 @@ CLUSTER_WORKER_TIMEOUT = 60.0  # a worker silent this long counts as dead (SIGKI
 SITES_FILE = "sites.toml"
 NIGHTLY_SITES = ""
 SPIDER_LOADER_CLASS = "newsspider.spiders.loader.SiteSpiderLoader"
+# scrapy sites check (newsspider/discovery/check.py): at most this many fetches per site
+# (start pages and feeds, 2 sitemaps of an index, 2 list pages, 3 sampled articles;
+# robots.txt not counted), so checking every row stays a light touch on each site.
+SITES_CHECK_MAX_FETCHES = 12
+# Discovery (`scrapy addsite URL`, `scrapy crawl news -a url=URL`; newsspider/discovery/):
+# at most this many fetches per site (home, robots.txt, feeds, sitemaps, sections, samples),
+# the pages sampled per URL group, and the section pages of the home page read.
+DISCOVERY_MAX_FETCHES = 48
+DISCOVERY_SAMPLES = 3
+DISCOVERY_SECTIONS = 4

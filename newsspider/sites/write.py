@@ -37,7 +37,9 @@ def site_table(site: Site) -> dict[str, Any]:
                  "list_patterns", "feeds", "tz", "title_stop_words", "encoding", "render",
                  "json_path", "examples", "checked", "enabled"):
         value = getattr(site, name)
-        if name == "enabled" and value == site.checked:
+        if name == "enabled":
+            if value != site.checked:  # the loader's default is enabled = checked
+                fields[name] = value
             continue
         if name not in _ALWAYS and value == getattr(_DEFAULTS, name):
             continue

@@ -23,6 +23,9 @@ the database) and ``nightly_site_runs`` (per site: the link to its ``crawl_runs`
 what only the nightly run sees). They are tables of their own rather than more
 ``crawl_runs`` columns because a plain ``scrapy crawl`` has none of these figures.
 
+``site_checks`` keeps the last ``scrapy sites check`` of each site row (when, and what it
+found), so ``scrapy sites list`` can say which rows were checked and when.
+
 Every timestamp is stored in UTC through :class:`UTCDateTime` because SQLite's ``DATETIME``
 keeps no offset: without it a value written as Asia/Shanghai would read back naive and
 eight hours off. On SQLite the stored text carries its offset (``2024-01-16
@@ -353,3 +356,18 @@ class NightlySiteRun(Base):
     bodies: Mapped[int] = mapped_column(Integer, default=0)
     median_body_chars: Mapped[int | None] = mapped_column(Integer)
     note: Mapped[str | None] = mapped_column(Text)
+
+
+class SiteCheck(Base):
+    """The last ``scrapy sites check`` of one site row (``sitechecks.py``): when, its status
+    (``ok``, ``no start page``, ``no article links``, ``patterns match nothing``,
+    ``extraction empty``), the article links its patterns matched and the line it printed.
+    One row per site key, replaced by each check; ``scrapy sites list`` reads it."""
+
+    __tablename__ = "site_checks"
+
+    site: Mapped[str] = mapped_column(String(64), primary_key=True)
+    checked_at: Mapped[datetime]
+    status: Mapped[str] = mapped_column(String(32))
+    article_links: Mapped[int] = mapped_column(Integer, default=0)
+    detail: Mapped[str | None] = mapped_column(Text)

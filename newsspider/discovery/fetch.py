@@ -1,0 +1,96 @@
+"""Fetching for discovery and site checks: Scrapy's downloader, one awaited request at a time.
+
+Discovery (``scrapy addsite``) and the site check (``scrapy sites check``) decide what to
+fetch next from what they have read, so they run as async code inside a spider's
+``start()`` and await each download with ``engine.download_async``. The request goes
+through every downloader middleware, as in a crawl: robots.txt, the user agent, redirects,
+retries, decompression, ``REPLAY_ARCHIVE`` and ``WARC_OUTPUT``, and the download slots'
+``DOWNLOAD_DELAY`` (a per-domain delay, so concurrent fetches of one site still queue).
+
+:class:`Fetcher` counts fetches against a budget (``DISCOVERY_MAX_FETCHES``), keeps each
+response by URL so nothing is fetched twice, and turns every failure into ``None`` plus a
+reason, because a missing feed or a dead section page is a finding, not an error.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["Fetched", "Fetcher"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Fetched:
+    """One fetch: the response (None when it failed) and why it failed."""
+
+    url: str
+    response: Response | None
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """A 2xx response."""
+        return self.response is not None and 200 <= self.response.status < 300
+
+
+@dataclass(slots=True)
+class Fetcher:
+    """Awaitable fetches through a running crawler's downloader, at most ``budget`` of them
+    (0 = no limit); ``log`` holds every fetch in order, for the report."""
+
+    crawler: Crawler
+    budget: int = 0
+    log: list[Fetched] = field(default_factory=list)
+    _cache: dict[str, Fetched] = field(default_factory=dict)
+
+    @property
+    def spent(self) -> int:
+        return len(self.log)
+
+    @property
+    def left(self) -> int:
+        """Fetches left in the budget (a large number when there is none)."""
+        return self.budget - self.spent if self.budget else 1 << 30
+
+    async def get(self, url: str, **meta: Any) -> Fetched:
+        """``url`` fetched once (later calls answer from the cache); over budget, a
+        ``Fetched`` with reason ``budget`` and no request made."""
+        if url in self._cache:
+            return self._cache[url]
+        if self.budget and self.spent >= self.budget:
+            return Fetched(url, None, "budget")
+        request = Request(url, dont_filter=True, meta={"handle_httpstatus_all": True, **meta})
+        assert self.crawler.engine is not None
+        try:
+            response = await self.crawler.engine.download_async(request)
+        except IgnoreRequest as exc:
+            fetched = Fetched(url, None, _ignored(exc))
+        except Exception as exc:  # noqa: BLE001 (any download error is a finding)
+            fetched = Fetched(url, None, type(exc).__name__)
+        else:
+            reason = "" if 200 <= response.status < 300 else f"http_{response.status}"
+            fetched = Fetched(url, response, reason)
+        logger.debug("fetched %s: %s", url, fetched.reason or "ok")
+        self.log.append(fetched)
+        self._cache[url] = fetched
+        if fetched.response is not None and fetched.response.url != url:
+            self._cache.setdefault(fetched.response.url, fetched)
+        return fetched
+
+
+def _ignored(exc: IgnoreRequest) -> str:
+    text = str(exc).lower()
+    if "robots.txt" in text:
+        return "robots.txt"
+    return "ignored"
