@@ -26,6 +26,7 @@ from datetime import datetime
 
 __all__ = [
     "DATABASE_UNAVAILABLE",
+    "DISCOVERY_FAILED_STAT",
     "EXIT_ALL_DROPPED",
     "EXIT_BUG",
     "EXIT_DATABASE",
@@ -40,6 +41,10 @@ __all__ = [
     "pages_ok_from_stats",
     "worst_status",
 ]
+
+#: Stats key set by ``scrapy crawl news -a url=URL`` when discovery found nothing to crawl:
+#: the crawl is judged as one that fetched nothing (status 3).
+DISCOVERY_FAILED_STAT = "newsspider/discovery_failed"
 
 EXIT_OK = 0
 EXIT_BUG = 1
@@ -198,7 +203,9 @@ def crawl_outcome(
         or stats.get("newsspider/database_failed")
     ):
         status = EXIT_DATABASE
-    elif stored == 0 and pages_ok == 0 and not resumed and not interrupted:
+    elif stored == 0 and (
+        stats.get(DISCOVERY_FAILED_STAT) or (pages_ok == 0 and not resumed and not interrupted)
+    ):
         status = EXIT_NOTHING_FETCHED
     elif stored == 0 and dropped > 0:
         status = EXIT_ALL_DROPPED

@@ -134,3 +134,37 @@ def test_a_site_without_articles(tmp_path: Path) -> None:
     assert len(lines) == 1 and "no article links found" in lines[0], out.stderr
     assert not sites_file.exists()
 
+
+
+def test_crawl_news_discovers_in_memory(
+    archive: tuple[Path, list[FakeSite]], tmp_path: Path
+) -> None:
+    """``scrapy crawl news -a url=URL``: the same discovery, in memory, then the crawl;
+    no sites file is written."""
+    warc, sites = archive
+    site = next(s for s in sites if s.reach == "sitemap")
+    db = tmp_path / "corpus.db"
+    sites_file = tmp_path / "sites.toml"
+    out = scrapy(
+        "crawl", "news", "-a", f"url={site.home}", "-a", "key=oneoff",
+        "-s", f"REPLAY_ARCHIVE={warc}", "-s", f"SITES_FILE={sites_file}",
+        "-s", f"DATABASE_URL=sqlite:///{db}", "-s", "LOG_LEVEL=INFO", *FAST,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "discovered " + site.home in out.stderr
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute(
+            "SELECT url FROM articles WHERE site = 'oneoff' AND title != '' "
+            "AND published IS NOT NULL"
+        ).fetchall()
+    assert len(stored) >= 0.9 * len(site.article_urls)
+    assert {u for (u,) in stored} <= set(site.article_urls)
+    assert not sites_file.exists()
+
+
+def test_crawl_news_needs_a_url() -> None:
+    out = scrapy("crawl", "news")
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "scrapy crawl: error: the news spider needs -a url=URL, the site's home page (http or https)"
+    ]

@@ -33,9 +33,11 @@ site's whole archive.
 
 Stats: ``newsspider/articles_found/<site>`` (article pages fetched and
 yielded), ``newsspider/list_pages/<site>`` (start and list pages parsed),
-``newsspider/feed_links/<site>`` (links read from feeds) and
-``newsspider/redirected_off_pattern/<site>`` (article requests that redirected
-to a non-article URL, e.g. a deleted story sent to the home page).
+``newsspider/feed_links/<site>`` (links read from feeds),
+``newsspider/article_links/<site>`` (article requests made from start and list pages and
+feeds; 0 once one was read, so a nightly report can name a site whose pages no longer
+link any article) and ``newsspider/redirected_off_pattern/<site>`` (article requests
+that redirected to a non-article URL, e.g. a deleted story sent to the home page).
 
 Failed fetches: every request has :meth:`NewsSpider.fetch_failed` as its
 errback, which logs a WARNING naming the reason and the URL and counts
@@ -80,12 +82,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_DEPTH_LIMIT",
+    "HTTP_URL",
     "ITEM_HEADERS",
     "FeedLinks",
     "NewsSpider",
     "failure_reason",
     "feed_links",
     "json_urls",
+    "parse_limit",
     "spider_class",
 ]
 
@@ -136,7 +140,7 @@ _FAILURE_REASONS: dict[str, str] = {
 }
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_HTTP_URL = re.compile(r"https?://[^\s/]+", re.I)
+HTTP_URL = re.compile(r"https?://[^\s/]+", re.I)
 _JSONP = re.compile(r"^\s*[\w$.]+\s*\((.*)\)\s*;?\s*$", re.S)
 _XML_PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, recover=True, remove_comments=True
@@ -278,7 +282,7 @@ class NewsSpider(Spider):
         limit: str | int | None = None,
         **kwargs: Any,
     ) -> None:
-        self.check_arguments({"start_urls": start_urls, "limit": limit, **kwargs})
+        NewsSpider.check_arguments({"start_urls": start_urls, "limit": limit, **kwargs})
         super().__init__(*args, **kwargs)
         if not isinstance(getattr(type(self), "site", None), Site):
             raise TypeError(f"{type(self).__name__} has no Site row (set `site`)")
@@ -288,7 +292,7 @@ class NewsSpider(Spider):
         #: The row's feeds are read only without a start_urls override.
         self.use_feeds = not override
         self.start_urls = override or list(self.site.start_urls)
-        self.limit = _limit(limit)
+        self.limit = parse_limit(limit)
         self.articles_yielded = 0
         # Sitemaps read from one sitemap index, newest first (by URL, descending:
         # Zaobao's are sitemap-YYYYMM.xml back to 2016, half a million articles);
@@ -311,12 +315,12 @@ class NewsSpider(Spider):
                 f"unknown spider argument {named}: a news spider takes "
                 "-a limit=N and -a start_urls=URL[,URL...]"
             )
-        _limit(arguments.get("limit"))
+        parse_limit(arguments.get("limit"))
         start_urls = arguments.get("start_urls")
         if isinstance(start_urls, str):
             start_urls = start_urls.split(",")
         for url in start_urls or ():
-            if url.strip() and not _HTTP_URL.match(url.strip()):
+            if url.strip() and not HTTP_URL.match(url.strip()):
                 raise UserError(
                     f"-a start_urls: {url.strip()!r} is not an http:// or https:// URL"
                 )
@@ -461,6 +465,7 @@ class NewsSpider(Spider):
             else:
                 n_lists += 1
             yield request
+        self._stat("article_links", n_articles)
         self.logger.debug(
             "list page %s (depth %s): %s article links, %s list links",
             response.url,
@@ -476,6 +481,7 @@ class NewsSpider(Spider):
         links = feed_links(response.body, kind)
         if not links.pages and not links.sitemaps:
             self.logger.warning("feed %s (%s) gave no links", response.url, kind)
+            self._stat("article_links", 0)
             return
         self._stat("feed_links", len(links.pages))
         sitemaps = sorted((u for u in links.sitemaps if self.site.owns(u)), reverse=True)
@@ -496,9 +502,12 @@ class NewsSpider(Spider):
                 meta=dict(FEED_META),
             )
         lists = self._depth_allows_lists(response)
+        n_articles = 0
         for url in links.pages:
             if request := self.request_for(url, lists=lists):
+                n_articles += request.callback == self.parse_article
                 yield request
+        self._stat("article_links", n_articles)
 
     def parse_article(self, response: Response) -> Iterator[ArticleItem]:
         """An article page: yield it raw, for the pipeline to extract."""
@@ -536,7 +545,7 @@ class NewsSpider(Spider):
             raise CloseSpider("limit")
 
 
-def _limit(value: str | int | None) -> int | None:
+def parse_limit(value: str | int | None) -> int | None:
     """The ``limit`` argument as a positive integer (None: no limit)."""
     if value is None or value == "":
         return None
