@@ -163,6 +163,10 @@ def skip_reason(command: str) -> str | None:
         return "a live crawl"
     if argv[:2] == ["scrapy", "nightly"] and "--help" not in argv:
         return "a nightly run against the live sites"
+    if argv[:2] == ["scrapy", "addsite"] and not any("REPLAY_ARCHIVE=" in a for a in argv):
+        return "discovers a live site"
+    if argv[:3] == ["scrapy", "sites", "check"] and not any("REPLAY_ARCHIVE=" in a for a in argv):
+        return "checks live sites"
     # scrapy extract FILE_OR_URL [options]: the page comes first (--url only names a file's URL)
     if argv[:2] == ["scrapy", "extract"] and argv[2].startswith(("http://", "https://")):
         return "fetches a URL"
@@ -177,6 +181,9 @@ def test_the_skip_rule():
     assert skip_reason("scrapy extract https://news.163.com/a.html") is not None
     assert skip_reason("scrapy extract page.html --url https://news.163.com/a.html") is None
     assert skip_reason("scrapy corpus stats") is None
+    assert skip_reason("scrapy addsite https://www.example-news.cn/ --write") is not None
+    assert skip_reason("scrapy sites check example") is not None
+    assert skip_reason("scrapy sites list") is None
     block = "```sh\na 'b\nc' # x\n# comment\nd \\\n  e\n```\n"
     assert shell_examples(block) == ["a 'b\nc' # x", "d    e"]
 

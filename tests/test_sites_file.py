@@ -164,3 +164,25 @@ def test_add_site_creates_the_file(tmp_path: Path) -> None:
     user = tmp_path / "new" / "sites.toml"
     add_site(user, SITES["zaobao"])
     assert read_sites_file(user)["zaobao"].tz == "Asia/Singapore"
+
+
+def test_nightly_crawls_enabled_rows_not_the_unchecked_catalogue(tmp_path: Path) -> None:
+    from scrapy.settings import Settings
+
+    from newsspider.sites import configure_sites, nightly_sites
+
+    user = tmp_path / "sites.toml"
+    user.write_text(GOOD, encoding="utf-8")
+    settings = Settings({"SITES_FILE": str(user)})
+    try:
+        configure_sites(settings)
+        keys = nightly_sites(settings)
+        assert keys == [
+            "netease", "sina", "tencent", "zaobao", "sohu", "xinhua", "chinadaily", "thepaper",
+            "huanan",
+        ]
+        chosen = Settings({"SITES_FILE": str(user), "NIGHTLY_SITES": "people,huanan"})
+        assert nightly_sites(chosen) == ["people", "huanan"]
+    finally:
+        configure_sites(Settings({"SITES_FILE": str(tmp_path / "none.toml")}))
+    assert "huanan" not in SITES
