@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import statistics
 import unicodedata
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -139,6 +140,7 @@ class Sample:
     title: bool = False
     time: bool = False
     body: bool = False
+    body_chars: int = 0
 
     @property
     def complete(self) -> bool:
@@ -177,6 +179,7 @@ class SiteCheck:
                 "with_title": sum(s.title for s in self.samples),
                 "with_time": sum(s.time for s in self.samples),
                 "with_body": sum(s.body for s in self.samples),
+                "median_body_chars": _median([s.body_chars for s in self.samples if s.body]),
             },
             "sample_urls": [s.url for s in self.samples],
             "detail": self.detail,
@@ -332,7 +335,10 @@ async def _sample(fetcher: Fetcher, site: Site, url: str) -> Sample:
         article = extract_article(response.body, response.url, headers=headers, tz=site.tz)
     except ExtractionError:
         return Sample(url, "not HTML")
-    return Sample(url, "", bool(article.title), article.published is not None, bool(article.text))
+    text = article.text or ""
+    return Sample(
+        url, "", bool(article.title), article.published is not None, bool(text), len(text)
+    )
 
 
 def _home(site: Site) -> str:
@@ -340,6 +346,10 @@ def _home(site: Site) -> str:
     first = site.start_urls[0] if site.start_urls else site.feeds[0].url
     parts = urlsplit(first)
     return f"{parts.scheme}://{parts.netloc}/"
+
+
+def _median(values: Sequence[int]) -> int | None:
+    return round(statistics.median(values)) if values else None
 
 
 def _counts(counter: Counter[str]) -> str:
@@ -369,20 +379,19 @@ async def check_site(site: Site, fetcher: Fetcher) -> SiteCheck:
     found = _Found(site)
     entries = _entries(site)
     # The start pages and feeds, keeping SAMPLES fetches for the articles.
-    first = await _fetch_all(fetcher, entries, fetcher.left - SAMPLES)
+    first = await _fetch_all(fetcher, entries, max(1, fetcher.left - SAMPLES))
     sitemaps: list[str] = []
     for url, feed, fetched in first:
         sitemaps.extend(_read(found, url, feed, fetched))
     found.answered = found.pages
     unread = len(entries) - len(first)
-    if sitemaps:
-        index = Feed(sitemaps[0], "sitemap")
+    if sitemaps:  # a sitemap index: its newest sitemaps (an index below it is not read)
         children = [(u, Feed(u, "sitemap")) for u in dict.fromkeys(sitemaps)]
         limit = min(SITEMAPS_PER_INDEX, fetcher.left - SAMPLES)
         for url, feed, fetched in await _fetch_all(fetcher, children, limit):
-            _read(found, url, feed or index, fetched)
+            _read(found, url, feed, fetched)
     if not found.articles and found.lists:
-        done = {u for u, _, _ in first}
+        done = {site.canonical_url(u) for u, _, _ in first}
         lists = [(u, None) for u in found.lists if u not in done]
         limit = min(LIST_PAGES, fetcher.left - SAMPLES)
         for url, feed, fetched in await _fetch_all(fetcher, lists, limit):

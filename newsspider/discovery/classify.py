@@ -113,12 +113,12 @@ def judge_page(
     page_text = _norm(doc.text_content())
     anchors = [a for a in doc.xpath("//a[@href]") if a.get("href", "").startswith("http")]
     on_site = [a for a in anchors if same_site is None or same_site(a.get("href"))]
-    anchor_texts = {_norm(a.text_content()) for a in anchors}
+    anchor_texts = {t for a in anchors if len(t := _norm(a.text_content())) >= 4}
     anchor_chars = sum(len(_norm(a.text_content())) for a in anchors)
     link_share = anchor_chars / len(page_text) if page_text else 0.0
     body_lines = [_norm(line) for line in article.text.splitlines() if _norm(line)]
     body_chars = sum(map(len, body_lines))
-    linked = sum(len(line) for line in body_lines if line in anchor_texts)
+    linked = sum(len(line) for line in body_lines if _is_link_line(line, anchor_texts))
     body_link_share = linked / body_chars if body_chars else 1.0
     shell = len(page_text) < SHELL_TEXT_CHARS and scripts >= SHELL_SCRIPT_RATIO * max(
         len(page_text), 1
@@ -166,6 +166,14 @@ def judge_page(
         missing.append("a body that is not links")
     reason = "needs scripts: " if shell else ""
     return PageVerdict(kind="other", reason=reason + "no " + ", no ".join(missing), **common)
+
+
+def _is_link_line(line: str, anchor_texts: set[str]) -> bool:
+    """A body line that is a link's text, or holds one covering half of it (a headline
+    with its date: ``07-04 证监会暂停IPO``)."""
+    if line in anchor_texts:
+        return True
+    return any(len(t) * 2 >= len(line) and t in line for t in anchor_texts)
 
 
 def group_verdict(verdicts: Sequence[PageVerdict]) -> tuple[str, str]:

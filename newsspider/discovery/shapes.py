@@ -6,7 +6,8 @@ author or video page under others. Discovery groups a site's links by form, samp
 group, and writes an anchored regex for the groups whose samples are articles.
 
 A URL is read as segments (the host, each path segment, the query when the path holds no
-id) and each segment as tokens: ``D`` a digit run, ``L``/``U`` a lower/upper-case letter
+id) and each segment as tokens: ``W`` a slug (two or more words joined by ``-`` or
+``_``), ``D`` a digit run, ``L``/``U`` a lower/upper-case letter
 run, ``H`` a hex hash (8+ characters, digits and letters a-f), ``X`` an id of mixed
 letters and digits (``ATJVVCJR00254TFQ``, ``20240913A06AM400``), ``P`` a run of
 percent-escapes (a CJK word), and single separator characters (``-``, ``_``, ``.``).
@@ -48,7 +49,10 @@ __all__ = [
 #: The Public Suffix List bundled with tldextract, never fetched (no network at runtime).
 _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
-_ID_RUN = re.compile(r"[0-9A-Za-z]{8,}")
+_ID_RUN = re.compile(r"[0-9A-Za-z]{6,}")
+#: Two or more words joined by '-' or '_' (a slug: ``new-vaccine-approved``); a word
+#: starts with a letter, so ``index_2`` and ``c1001-31234567`` are no slugs.
+_SLUG = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z][A-Za-z0-9]*)+")
 _TOKEN = re.compile(r"(?P<D>\d+)|(?P<L>[a-z]+)|(?P<U>[A-Z]+)|(?P<P>(?:%[0-9A-Fa-f]{2})+)|(?P<S>.)")
 _HEX = re.compile(r"[0-9a-f]+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_-]*")
@@ -80,29 +84,45 @@ def _id_kind(run: str) -> str | None:
     """``H`` for a hex hash, ``X`` for a mixed id, None for an ordinary run."""
     digits = sum(c.isdigit() for c in run)
     letters = len(run) - digits
-    if not digits or not letters:
-        return None
-    if _HEX.fullmatch(run) and _transitions(run) >= 2:
+    if letters and digits and len(run) >= 8 and _HEX.fullmatch(run) and _transitions(run) >= 2:
         return "H"
     if digits >= 2 and letters >= 2 and _transitions(run) >= 2:
         return "X"
+    upper = sum(c.isupper() for c in run)
+    if len(run) >= 8 and upper >= 2 and letters - upper >= 2 and _case_changes(run) >= 4:
+        return "X"  # letters only, case mixed throughout: KdQzRfTxYbA
     return None
+
+
+def _case_changes(run: str) -> int:
+    return sum(1 for a, b in zip(run, run[1:], strict=False) if a.isupper() != b.isupper())
 
 
 @cache
 def tokens(segment: str) -> tuple[Token, ...]:
-    """A segment's tokens (module docstring)."""
+    """A segment's tokens (module docstring): slugs, then ids, then plain runs."""
     out: list[Token] = []
     pos = 0
-    for m in _ID_RUN.finditer(segment):
+    for m in _SLUG.finditer(segment):
+        out.extend(_ids(segment[pos : m.start()]))
+        out.append(Token("W", m.group()))
+        pos = m.end()
+    out.extend(_ids(segment[pos:]))
+    return tuple(out)
+
+
+def _ids(text: str) -> list[Token]:
+    out: list[Token] = []
+    pos = 0
+    for m in _ID_RUN.finditer(text):
         kind = _id_kind(m.group())
         if kind is None:
             continue
-        out.extend(_plain(segment[pos : m.start()]))
+        out.extend(_plain(text[pos : m.start()]))
         out.append(Token(kind, m.group()))
         pos = m.end()
-    out.extend(_plain(segment[pos:]))
-    return tuple(out)
+    out.extend(_plain(text[pos:]))
+    return out
 
 
 def _plain(text: str) -> list[Token]:
@@ -116,13 +136,15 @@ def registered_domain(host: str) -> str:
     return parts.top_domain_under_public_suffix or host.lower()
 
 
-def has_id(url: str) -> bool:
-    """Does the URL's path carry what article URLs carry: a digit run of four or more, a
-    hash or a mixed id?  (List, tag and author pages mostly do not.)"""
-    path = urlsplit(url).path
+def has_id(url: str, *, query: bool = True) -> bool:
+    """Does the URL carry what article URLs carry: a digit run of four or more, a hash or a
+    mixed id, in its path (or, with ``query``, in its query: ``content.php?id=88123``)?
+    (List, tag and author pages mostly do not.)"""
+    parts = urlsplit(url)
+    segments = [*parts.path.split("/"), *([parts.query] if query and parts.query else [])]
     return any(
         t.kind in "HX" or (t.kind == "D" and len(t.text) >= 4)
-        for segment in path.split("/")
+        for segment in segments
         for t in tokens(segment)
     )
 
@@ -164,7 +186,7 @@ def shape_of(url: str) -> Shape:
     slash = path.endswith("/") and path != "/"
     names = [s for s in path.split("/") if s]
     segments = [tokens(s) for s in names]
-    keep_query = bool(parts.query) and not has_id(url)
+    keep_query = bool(parts.query) and not has_id(url, query=False)
     if keep_query:
         segments.append(tokens("?" + parts.query))
     return Shape(url, host, registered_domain(host), tuple(segments), slash, keep_query)
@@ -246,7 +268,16 @@ def _segment(columns: list[list[Token]], exclusive: bool) -> str:
             after = i > 0 and columns[i - 1][0].kind in "LU"
             out.append(_digits(values, after))
         elif kind in "HX":
-            out.append(_id_class(values, kind))
+            same = len(set(values)) == 1 and len(values) > 1
+            out.append(_escape(values[0]) if same else _id_class(values, kind))
+        elif kind == "W":
+            distinct = list(dict.fromkeys(values))
+            if len(distinct) == 1:
+                out.append(_escape(distinct[0]))
+            elif exclusive and all(len(v) <= 20 for v in distinct):
+                out.append("(?:" + "|".join(_escape(v) for v in sorted(distinct)) + ")")
+            else:
+                out.append("[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
         elif kind == "P":
             out.append("(?:%[0-9A-Fa-f]{2})+")
         else:
