@@ -35,7 +35,7 @@ from newsspider.sites import read_sites_file  # noqa: E402
 from tests import sitegen  # noqa: E402
 
 try:
-    from tests import sitegen_hard  # noqa: E402
+    from tests import sitegen_hard
 except ImportError:  # the harder set is optional
     sitegen_hard = None
 

@@ -40,7 +40,9 @@ def scrapy(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def archive(datasets: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[FakeSite]]:
+def archive(
+    datasets: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[FakeSite]]:
     return build_site_archives(datasets, tmp_path_factory.mktemp("sites"))
 
 
@@ -99,7 +101,11 @@ def test_bad_input_is_one_line_and_writes_nothing(
     cases = {
         # not in the archive: 404
         "unreachable": ([f"{host}/no-such-home/"], 3, "could not be fetched"),
-        "not html": ([site.feeds[0] if site.feeds else f"{host}/robots.txt"], 2, "not an HTML page"),
+        "not html": (
+            [site.feeds[0] if site.feeds else f"{host}/robots.txt"],
+            2,
+            "not an HTML page",
+        ),
         "key exists": ([site.home, "--key", "netease"], 2, "exists"),
         "not a url": (["www.example.cn"], 2, "not an http"),
         "bad zone": ([site.home, "--tz", "Asia/Beijing"], 2, "unknown time zone"),
@@ -118,8 +124,10 @@ def test_a_site_without_articles(tmp_path: Path) -> None:
     home = "https://www.tags-only.cn/"
     tags = [f"{home}tag/{name}/" for name in ("a", "b", "c", "d")]
     links = "".join(f'<li><a href="{u}">标签{i}</a></li>' for i, u in enumerate(tags))
-    page = f"<html><head><title>标签网</title></head><body><ul>{links}</ul>" \
+    page = (
+        f"<html><head><title>标签网</title></head><body><ul>{links}</ul>"
         f'<a href="{home}about.html">关于</a></body></html>'
+    )
     with open(warc, "wb") as fh:
         writer = WARCWriter(fh, gzip=True)
         ctype = (("Content-Type", "text/html; charset=utf-8"),)
@@ -127,13 +135,20 @@ def test_a_site_without_articles(tmp_path: Path) -> None:
         for url in [*tags, f"{home}about.html"]:
             write_response_record(writer, url, page.encode(), ctype)
     sites_file = tmp_path / "sites.toml"
-    out = scrapy("addsite", home, "--write", "-s", f"REPLAY_ARCHIVE={warc}",
-                 "-s", f"SITES_FILE={sites_file}", *FAST)
+    out = scrapy(
+        "addsite",
+        home,
+        "--write",
+        "-s",
+        f"REPLAY_ARCHIVE={warc}",
+        "-s",
+        f"SITES_FILE={sites_file}",
+        *FAST,
+    )
     assert out.returncode == 3, out.stderr[-2000:]
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "no article links found" in lines[0], out.stderr
     assert not sites_file.exists()
-
 
 
 def test_crawl_news_discovers_in_memory(
@@ -146,9 +161,21 @@ def test_crawl_news_discovers_in_memory(
     db = tmp_path / "corpus.db"
     sites_file = tmp_path / "sites.toml"
     out = scrapy(
-        "crawl", "news", "-a", f"url={site.home}", "-a", "key=oneoff",
-        "-s", f"REPLAY_ARCHIVE={warc}", "-s", f"SITES_FILE={sites_file}",
-        "-s", f"DATABASE_URL=sqlite:///{db}", "-s", "LOG_LEVEL=INFO", *FAST,
+        "crawl",
+        "news",
+        "-a",
+        f"url={site.home}",
+        "-a",
+        "key=oneoff",
+        "-s",
+        f"REPLAY_ARCHIVE={warc}",
+        "-s",
+        f"SITES_FILE={sites_file}",
+        "-s",
+        f"DATABASE_URL=sqlite:///{db}",
+        "-s",
+        "LOG_LEVEL=INFO",
+        *FAST,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert "discovered " + site.home in out.stderr

@@ -75,7 +75,9 @@ class Command(NewsCommand):
             raise UserError(f"{url!r} is not an http:// or https:// URL")
         if opts.key is not None:
             if not _KEY.fullmatch(opts.key):
-                raise UserError(f"--key {opts.key!r}: a key is a lowercase identifier ([a-z][a-z0-9_]*)")
+                raise UserError(
+                    f"--key {opts.key!r}: a key is a lowercase identifier ([a-z][a-z0-9_]*)"
+                )
             if opts.key in SITES:
                 raise UserError(
                     f"--key {opts.key!r} exists ({SITES[opts.key].origin}); choose another key"

@@ -80,14 +80,14 @@ class Command(NewsCommand):
             listing = list_sites(self.settings)
             _print(listing.as_json() if opts.json else listing.lines(), opts.json)
             if listing.not_read:
-                _warn(f"last checks not read ({listing.not_read})")
+                _warn("list", f"last checks not read ({listing.not_read})")
             return
         keys = list(dict.fromkeys(args[1:])) or list(SITES)
         assert self.crawler_process is not None
         run = check_sites(self.crawler_process, keys)
         _print(run.as_json() if opts.json else run.lines(), opts.json)
         if run.not_recorded:
-            _warn(f"results not recorded ({run.not_recorded})")
+            _warn("check", f"results not recorded ({run.not_recorded})")
         self.exitcode = run.exit_code
 
 
@@ -98,5 +98,5 @@ def _print(output: Any, as_json: bool) -> None:
         print("\n".join(output), flush=True)  # noqa: T201
 
 
-def _warn(message: str) -> None:
-    print(f"scrapy sites: WARNING: {message}", file=sys.stderr, flush=True)  # noqa: T201
+def _warn(action: str, message: str) -> None:
+    print(f"scrapy sites {action}: WARNING: {message}", file=sys.stderr, flush=True)  # noqa: T201

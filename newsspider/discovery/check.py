@@ -52,17 +52,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from scrapy import Request, Spider
-from scrapy.exceptions import IgnoreRequest
+from scrapy import Request
 from scrapy.http import Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.settings import BaseSettings
 
-from newsspider.discovery.fetch import Fetched, Fetcher
-from newsspider.extensions import CrawlSummary
+from newsspider.discovery.fetch import Fetched, Fetcher, QuietSpider
 from newsspider.extraction import ExtractionError, extract_article
-from newsspider.incremental import StoredUrlFilter
-from newsspider.progress import CrawlProgress
 from newsspider.sites import BUILTIN, SITES, Feed, Site, nightly_sites
 from newsspider.spiders.news import FEED_META, ITEM_HEADERS, feed_links
 from newsspider.storage.sitechecks import LastCheck, read_last_checks, record_checks
@@ -258,33 +254,8 @@ async def _fetch(fetcher: Fetcher, url: str, feed: Feed | None) -> Fetched:
         return await fetcher.get(url)
     if feed.body is None:
         return await fetcher.get(url, **FEED_META)
-    return await _post(fetcher, feed)
+    return await fetcher.get(feed.url, body=feed.body, **FEED_META)
 
-
-async def _post(fetcher: Fetcher, feed: Feed) -> Fetched:
-    """A JSON API that wants a POST (Tencent), counted in the fetcher's budget and log."""
-    if fetcher.left <= 0:
-        return Fetched(feed.url, None, "budget")
-    request = Request(
-        feed.url,
-        method="POST",
-        body=feed.body,
-        headers={"Content-Type": "application/json"},
-        dont_filter=True,
-        meta={"handle_httpstatus_all": True, **FEED_META},
-    )
-    assert fetcher.crawler.engine is not None
-    try:
-        response = await fetcher.crawler.engine.download_async(request)
-    except IgnoreRequest as exc:
-        fetched = Fetched(feed.url, None, "robots.txt" if "robots" in str(exc) else "ignored")
-    except Exception as exc:  # noqa: BLE001 (a dead feed is a finding, as in Fetcher.get)
-        fetched = Fetched(feed.url, None, type(exc).__name__)
-    else:
-        ok = 200 <= response.status < 300
-        fetched = Fetched(feed.url, response, "" if ok else f"http_{response.status}")
-    fetcher.log.append(fetched)
-    return fetched
 
 
 async def _fetch_all(
@@ -466,7 +437,7 @@ def _verdict(
 # -- the spider and the run -------------------------------------------------------------------
 
 
-class SiteCheckSpider(Spider):
+class SiteCheckSpider(QuietSpider):
     """Runs :func:`check_site` for every key, concurrently, inside ``start()``.
 
     It yields no request and no item; ``results`` (a list the caller passes) receives
@@ -474,7 +445,6 @@ class SiteCheckSpider(Spider):
     """
 
     name = "sites-check"
-    custom_settings = {"ITEM_PIPELINES": {}}  # noqa: RUF012 (Scrapy's own type)
 
     def __init__(
         self, keys: Sequence[str] = (), results: list[SiteCheck] | None = None, **kwargs: Any
@@ -483,16 +453,6 @@ class SiteCheckSpider(Spider):
         self.keys = list(keys)
         self.results = results if results is not None else []
         self.error: BaseException | None = None
-
-    @classmethod
-    def update_settings(cls, settings: BaseSettings) -> None:
-        """``custom_settings``, then the crawl's summary, live status and stored-URL filter
-        switched off: a check writes nothing (a dict in ``custom_settings`` would replace
-        the project's ``EXTENSIONS`` whole, replay and recording included)."""
-        super().update_settings(settings)
-        for extension in (CrawlSummary, CrawlProgress):
-            settings.set_in_component_priority_dict("EXTENSIONS", extension, None)
-        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", StoredUrlFilter, None)
 
     async def start(self) -> AsyncIterator[Request]:
         budget = self.settings.getint("SITES_CHECK_MAX_FETCHES")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -41,7 +41,6 @@ __all__ = [
     "PageVerdict",
     "group_verdict",
     "judge_page",
-    "article_json_path",
 ]
 
 #: The shortest body that counts as an article (a video's description is one line).

@@ -18,14 +18,19 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scrapy import Request
+from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
+from scrapy.settings import BaseSettings
+
+from newsspider.extensions import CrawlSummary
+from newsspider.incremental import StoredUrlFilter
+from newsspider.progress import CrawlProgress
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["Fetched", "Fetcher"]
+__all__ = ["Fetched", "Fetcher", "QuietSpider"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,26 +68,36 @@ class Fetcher:
         """Fetches left in the budget (a large number when there is none)."""
         return self.budget - self.spent if self.budget else 1 << 30
 
-    async def get(self, url: str, **meta: Any) -> Fetched:
+    async def get(self, url: str, *, body: str | None = None, **meta: Any) -> Fetched:
         """``url`` fetched once (later calls answer from the cache); over budget, a
-        ``Fetched`` with reason ``budget`` and no request made."""
-        if url in self._cache:
+        ``Fetched`` with reason ``budget`` and no request made. ``body``: a JSON API that
+        wants a POST with that body (Tencent's feed)."""
+        if url in self._cache and body is None:
             return self._cache[url]
         if self.budget and self.spent >= self.budget:
             return Fetched(url, None, "budget")
-        request = Request(url, dont_filter=True, meta={"handle_httpstatus_all": True, **meta})
+        meta = {"handle_httpstatus_all": True, **meta}
+        if body is None:
+            request = Request(url, dont_filter=True, meta=meta)
+        else:
+            request = Request(
+                url, method="POST", body=body, headers={"Content-Type": "application/json"},
+                dont_filter=True, meta=meta,
+            )
         assert self.crawler.engine is not None
         try:
             response = await self.crawler.engine.download_async(request)
         except IgnoreRequest as exc:
             fetched = Fetched(url, None, _ignored(exc))
-        except Exception as exc:  # noqa: BLE001 (any download error is a finding)
+        except Exception as exc:
             fetched = Fetched(url, None, type(exc).__name__)
         else:
             reason = "" if 200 <= response.status < 300 else f"http_{response.status}"
             fetched = Fetched(url, response, reason)
         logger.debug("fetched %s: %s", url, fetched.reason or "ok")
         self.log.append(fetched)
+        if body is not None:
+            return fetched
         self._cache[url] = fetched
         if fetched.response is not None and fetched.response.url != url:
             self._cache.setdefault(fetched.response.url, fetched)
@@ -94,3 +109,19 @@ def _ignored(exc: IgnoreRequest) -> str:
     if "robots.txt" in text:
         return "robots.txt"
     return "ignored"
+
+
+class QuietSpider(Spider):
+    """A spider that only fetches (discovery, site checks): no item pipelines, and the
+    crawl's summary, live status and stored-URL filter switched off, so it writes nothing
+    to the corpus. Set component by component: an ``EXTENSIONS`` dict in
+    ``custom_settings`` would replace the project's whole, replay and recording included."""
+
+    custom_settings = {"ITEM_PIPELINES": {}}  # noqa: RUF012 (Scrapy's own type)
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        super().update_settings(settings)
+        for extension in (CrawlSummary, CrawlProgress):
+            settings.set_in_component_priority_dict("EXTENSIONS", extension, None)
+        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", StoredUrlFilter, None)

@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import pairwise
 from urllib.parse import urlsplit
 
 import tldextract
@@ -77,7 +78,7 @@ def _escape(text: str) -> str:
 
 
 def _transitions(run: str) -> int:
-    return sum(1 for a, b in zip(run, run[1:], strict=False) if a.isdigit() != b.isdigit())
+    return sum(1 for a, b in pairwise(run) if a.isdigit() != b.isdigit())
 
 
 def _id_kind(run: str) -> str | None:
@@ -95,7 +96,7 @@ def _id_kind(run: str) -> str | None:
 
 
 def _case_changes(run: str) -> int:
-    return sum(1 for a, b in zip(run, run[1:], strict=False) if a.isupper() != b.isupper())
+    return sum(1 for a, b in pairwise(run) if a.isupper() != b.isupper())
 
 
 @cache

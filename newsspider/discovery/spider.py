@@ -11,28 +11,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from scrapy import Spider
-
 from newsspider.discovery.discover import Discovery, DiscoveryError, discover
-from newsspider.discovery.fetch import Fetcher
+from newsspider.discovery.fetch import Fetcher, QuietSpider
 
-__all__ = ["QUIET_SETTINGS", "DiscoverySpider"]
-
-#: Settings of a spider that only fetches: no pipelines, no crawl summary or live status.
-QUIET_SETTINGS: dict[str, Any] = {
-    "ITEM_PIPELINES": {},
-    "EXTENSIONS": {
-        "newsspider.extensions.CrawlSummary": None,
-        "newsspider.progress.CrawlProgress": None,
-    },
-}
+__all__ = ["DiscoverySpider"]
 
 
-class DiscoverySpider(Spider):
+class DiscoverySpider(QuietSpider):
     """Discovers one site from ``home`` (spider arguments: home, key, name, tz)."""
 
     name = "addsite"
-    custom_settings = QUIET_SETTINGS  # noqa: RUF012 (Scrapy's own type)
 
     def __init__(
         self,

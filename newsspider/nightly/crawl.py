@@ -132,6 +132,7 @@ class SiteCrawl:
                 pages_ok=pages_ok,
                 resumed=resumed or joined_empty_queue(stats),
                 all_dropped=stats.get(EXIT_STATUS_STAT) == EXIT_ALL_DROPPED,
+                article_links=stats.get(f"newsspider/article_links/{self.site}"),
             )
             notes = [n for n in (note, self.job.note if self.job else "") if n]
             lengths = self.body_lengths

@@ -36,6 +36,11 @@ trivial change: ± 10 percentage points for the drop share, a factor of 2 for
 articles per run, a factor of 1.5 for the median body length. A drop share is only
 judged on runs with at least ``min_article_pages`` (10) article pages, since 1 of 2
 is 50%.
+
+One more WARNING needs no history: a site whose start pages and feeds were read but
+gave no article link (``NOTE_NO_ARTICLE_LINKS``, from the spider's
+``newsspider/article_links/<site>``), the usual sign of a redesign, is named with what to
+run (``scrapy sites check KEY``, ``scrapy addsite URL``).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from newsspider import settings as defaults
 from newsspider.outcome import (
@@ -58,6 +64,7 @@ from newsspider.outcome import (
     pages_ok_from_stats,
     worst_status,
 )
+from newsspider.sites import SITES
 
 __all__ = [
     "Band",
@@ -71,6 +78,7 @@ __all__ = [
     "merge_site_runs",
     "nightly_report",
     "pages_ok_from_stats",
+    "redesign_warning",
     "robust_band",
     "site_report",
 ]
@@ -301,6 +309,15 @@ def _sum_counts(maps: Sequence[Mapping[str, int]]) -> dict[str, int]:
     return total
 
 
+def _notes(parts: Sequence[SiteRun]) -> list[str]:
+    """The distinct notes of a site's parts; "no article links" only when no part found an
+    article (another cluster worker may have read the start pages that had them)."""
+    notes = list(dict.fromkeys(r.note for r in parts if r.note))
+    if any(r.article_pages or r.skipped_stored for r in parts):
+        notes = [n for n in ("; ".join(_plain_notes(n)) for n in notes) if n]
+    return notes
+
+
 def merge_site_runs(runs: Sequence[SiteRun]) -> list[SiteRun]:
     """One :class:`SiteRun` per site, in order of first appearance.
 
@@ -324,7 +341,7 @@ def merge_site_runs(runs: Sequence[SiteRun]) -> list[SiteRun]:
         medians = [
             (r.median_body_chars, r.bodies) for r in parts if r.median_body_chars is not None
         ]
-        notes = list(dict.fromkeys(r.note for r in parts if r.note))
+        notes = _notes(parts)
         merged.append(
             SiteRun(
                 site=site,
@@ -369,6 +386,10 @@ def history_size(history: Sequence[SiteRun], policy: HealthPolicy | None = None)
 NOTE_STORING_FAILED = "storing failed"
 NOTE_NOTHING_FETCHED = "no page fetched"
 NOTE_ALL_DROPPED = "every article was dropped (see the drop reasons)"
+#: Note of a site crawl that read its start pages and feeds and found no article link on
+#: them (``newsspider/article_links/<site>`` 0): the usual sign of a redesign, which moves
+#: the articles to URLs the row's patterns do not match. The report turns it into a WARNING.
+NOTE_NO_ARTICLE_LINKS = "no article links on its start pages and feeds"
 
 
 def classify(
@@ -379,6 +400,7 @@ def classify(
     pages_ok: int,
     resumed: bool,
     all_dropped: bool = False,
+    article_links: int | None = None,
 ) -> tuple[str, str]:
     """``(outcome, note)`` of one site crawl.
 
@@ -390,7 +412,9 @@ def classify(
     article was dropped (``all_dropped``: pages came back, none was stored). A
     resumed job whose queue was already empty fetches nothing and is not a failure.
     ``interrupted``: stopped by SIGTERM/SIGINT (``finish_reason = shutdown``); its
-    job directory is kept and the next start resumes it. Otherwise ``ok``.
+    job directory is kept and the next start resumes it. Otherwise ``ok``, with the note
+    :data:`NOTE_NO_ARTICLE_LINKS` when ``article_links`` (the article links found on the
+    start and list pages and feeds; None when none was read) is 0.
     """
     if error:
         return FAILED, f"crawl failed: {error}"
@@ -406,6 +430,8 @@ def classify(
         return FAILED, f"{NOTE_NOTHING_FETCHED} (finish reason: {finish_reason})"
     if all_dropped:
         return FAILED, NOTE_ALL_DROPPED
+    if article_links == 0 and not resumed:
+        return OK, NOTE_NO_ARTICLE_LINKS
     return OK, ""
 
 
@@ -483,6 +509,31 @@ def _failures(run: SiteRun) -> str:
     return ", ".join(parts)
 
 
+def _plain_notes(note: str) -> list[str]:
+    """The parts of a note (``"; "``-joined) other than :data:`NOTE_NO_ARTICLE_LINKS`,
+    which the report prints as a WARNING instead."""
+    return [part for part in note.split("; ") if part and part != NOTE_NO_ARTICLE_LINKS]
+
+
+def _plain_note(run: SiteRun) -> str:
+    return "; ".join(_plain_notes(run.note or ""))
+
+
+def redesign_warning(run: SiteRun) -> str | None:
+    """``WARNING <site>: no article links ...; run scrapy sites check <site> ...`` for a
+    site whose start pages and feeds gave no article link, else None."""
+    if NOTE_NO_ARTICLE_LINKS not in (run.note or "").split("; "):
+        return None
+    row = SITES.get(run.site)
+    first = (row.start_urls or [f.url for f in row.feeds]) if row is not None else ()
+    home = f"{urlsplit(first[0]).scheme}://{urlsplit(first[0]).netloc}/" if first else "URL"
+    return (
+        f"WARNING {run.site}: {NOTE_NO_ARTICLE_LINKS}, the usual sign of a redesign: "
+        f"run scrapy sites check {run.site}, and scrapy addsite {home} to learn its new "
+        "URL forms"
+    )
+
+
 def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S %Z") if t else "-"
 
@@ -515,9 +566,11 @@ def site_report(
     ]
     if failures := _failures(run):
         lines.append(f"  {failures}")
-    if run.note:
-        lines.append(f"  {run.note}")
+    if note := _plain_note(run):
+        lines.append(f"  {note}")
     lines.extend(f"WARNING {w.message}" for w in warnings)
+    if redesign := redesign_warning(run):
+        lines.append(redesign)
     if run.outcome == OK and history_runs < policy.min_history:
         lines.append(
             f"  health not judged: {history_runs} earlier nightly runs (needs {policy.min_history})"
@@ -562,10 +615,11 @@ def nightly_report(
             lines.append(f"  {r.site} dropped: {reasons}")
         if failures := _failures(r):
             lines.append(f"  {r.site} failures: {failures}")
-        if r.note:
-            lines.append(f"  {r.site}: {r.note}")
+        if note := _plain_note(r):
+            lines.append(f"  {r.site}: {note}")
     for r in runs:
         lines.extend(f"WARNING {w.message}" for w in warnings.get(r.site, ()))
+    lines.extend(w for r in runs if (w := redesign_warning(r)))
     unjudged = [
         f"{r.site} ({history_runs.get(r.site, 0)})"
         for r in runs

@@ -140,7 +140,9 @@ def site_from_table(where: str, key: str, table: Mapping[str, Any], origin: str)
     try:
         ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
-        raise fail("tz", f"unknown time zone {tz!r}; give an IANA name such as Asia/Taipei") from None
+        raise fail(
+            "tz", f"unknown time zone {tz!r}; give an IANA name such as Asia/Taipei"
+        ) from None
     encoding = table.get("encoding")
     if encoding is not None:
         try:

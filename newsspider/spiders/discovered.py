@@ -23,8 +23,8 @@ from newsspider.discovery.discover import DiscoveryError, discover
 from newsspider.discovery.fetch import Fetcher
 from newsspider.discovery.shapes import registered_domain
 from newsspider.errors import UserError
-from newsspider.sites import SITES, Site
 from newsspider.outcome import DISCOVERY_FAILED_STAT
+from newsspider.sites import SITES, Site
 from newsspider.spiders.news import HTTP_URL, NewsSpider, parse_limit
 
 __all__ = ["DiscoveredNewsSpider"]
@@ -74,7 +74,9 @@ class DiscoveredNewsSpider(NewsSpider):
             )
         url = arguments.get("url")
         if not url or not HTTP_URL.match(str(url).strip()):
-            raise UserError("the news spider needs -a url=URL, the site's home page (http or https)")
+            raise UserError(
+                "the news spider needs -a url=URL, the site's home page (http or https)"
+            )
         key = arguments.get("key")
         if key is not None and key in SITES:
             raise UserError(f"-a key={key}: a site of the table has that key; choose another")

@@ -44,7 +44,7 @@ class SiteSpiderLoader(SpiderLoader):
         try:
             generated = site_spiders(settings)
         except UserError as exc:
-            print(f"scrapy: error: {exc}", file=sys.stderr)
+            print(f"scrapy: error: {exc}", file=sys.stderr)  # noqa: T201 (the one line)
             raise SystemExit(2) from None
         super().__init__(settings)
         for key, cls in generated.items():
