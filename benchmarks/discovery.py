@@ -31,6 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from w3lib.url import canonicalize_url  # noqa: E402
+
 from newsspider.sites import read_sites_file  # noqa: E402
 from tests import sitegen  # noqa: E402
 
@@ -76,7 +78,8 @@ def measure(archive: Path, site: sitegen.FakeSite, work: Path) -> dict:
         stored = conn.execute(
             "SELECT url, title, published FROM articles WHERE site = ?", (site.key,)
         ).fetchall()
-    articles = set(site.article_urls)
+    articles = {canonicalize_url(u) for u in site.article_urls}
+    stored = [(canonicalize_url(u), t, p) for u, t, p in stored]
     row |= {
         "crawl_exit": crawl.returncode,
         "stored": sum(1 for u, t, p in stored if t and p and u in articles) / len(articles),

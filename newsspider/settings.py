@@ -169,4 +169,4 @@ SITES_CHECK_MAX_FETCHES = 12
 # the pages sampled per URL group, and the section pages of the home page read.
 DISCOVERY_MAX_FETCHES = 48
 DISCOVERY_SAMPLES = 3
-DISCOVERY_SECTIONS = 4
+DISCOVERY_SECTIONS = 6

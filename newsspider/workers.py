@@ -17,6 +17,11 @@ worker (a crash in C) fails with :class:`WorkerDied`.
 thread's result) without blocking the reactor; the corpus pipeline's database
 writer thread uses it too.
 
+Two per-site steps around a method (a site row's fields): :func:`extract_page` takes the
+body from the page's embedded JSON (``json_path``, :func:`with_json_body`), and
+:func:`render_page` turns a script shell into the DOM its inline scripts build (``render``;
+it waits on Chromium, so the crawl runs it in its render thread, never in the reactor).
+
 No Scrapy here: the jobs are registry names (:mod:`newsspider.extraction.registry`)
 and their arguments.
 """
@@ -40,8 +45,12 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from newsspider.extraction.embedded import text_at_json_path
+from newsspider.extraction.encoding import decode_html
 from newsspider.extraction.model import ExtractedArticle
+from newsspider.extraction.page import content_type_of
 from newsspider.extraction.registry import get_extractor
+from newsspider.extraction.render import render_html
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +63,8 @@ __all__ = [
     "await_future",
     "extract_page",
     "parse_workers",
+    "render_page",
+    "with_json_body",
 ]
 
 #: ``EXTRACTION_WORKERS = "auto"`` never starts more processes than this.
@@ -83,10 +94,62 @@ def extract_page(
     headers: Mapping[str, str] | None,
     tz: str | None,
     params: Mapping[str, Any],
+    json_path: str | None = None,
 ) -> ExtractedArticle:
     """One page with the registry's method ``method``: the job an extraction worker runs
-    (module level: picklable), and what a render thread or the reactor thread runs."""
-    return get_extractor(method)(html, url, headers=headers, tz=tz, **params)
+    (module level: picklable), and what a render thread or the reactor thread runs.
+    ``json_path`` (a site row's): the body may come from the page's embedded JSON
+    (:func:`with_json_body`)."""
+    article = get_extractor(method)(html, url, headers=headers, tz=tz, **params)
+    if json_path:
+        article = with_json_body(article, html, json_path)
+    return article
+
+
+def with_json_body(
+    article: ExtractedArticle, html: bytes | str, json_path: str
+) -> ExtractedArticle:
+    """``article`` with the text at ``json_path`` in the page's embedded JSON as its body,
+    when the method's own body is empty or shorter than that text (a script shell's
+    ``<body>`` holds a loading notice, the article sits in ``__NEXT_DATA__``). Title and
+    time stay the method's (``<title>``, ``<meta>``, JSON-LD). The page is read in the
+    charset the method decoded it with."""
+    if isinstance(html, str):
+        data = html.encode("utf-8")
+    elif article.encoding in ("utf-8", "ascii", "unicode"):
+        data = bytes(html)
+    else:
+        try:
+            data = bytes(html).decode(article.encoding, errors="replace").encode("utf-8")
+        except LookupError:
+            data = bytes(html)
+    text = text_at_json_path(data, json_path)
+    if text and _chars(text) > _chars(article.text):
+        article.text = text
+    return article
+
+
+def _chars(text: str) -> int:
+    return sum(not c.isspace() for c in text)
+
+
+def render_page(
+    html: bytes | str, headers: Mapping[str, str] | None, *, timeout: float | None = None
+) -> tuple[str, str]:
+    """A page whose text appears only after its scripts run (a site row's ``render``):
+    decoded as every method decodes it, rendered in the process's Chromium with JavaScript
+    on (inline scripts only, no network: :func:`~newsspider.extraction.render.render_html`),
+    and returned as the rendered DOM's HTML with the codec the bytes were decoded with.
+
+    Blocks while Chromium renders: the crawl runs it in its render thread. Raises
+    :class:`~newsspider.extraction.ExtractionError` for bytes that are no page, and the
+    render module's errors (``BrowserUnavailable``, ``RenderTimeout``, ``RenderCrash``).
+    """
+    if isinstance(html, str):
+        text, codec = html, "unicode"
+    else:
+        text, codec = decode_html(bytes(html), content_type_of(headers))
+    return render_html(text, javascript=True, timeout=timeout), codec
 
 
 # --------------------------------------------------------------------------
@@ -97,8 +160,8 @@ def extract_page(
 # would copy the reactor and its threads' locks, and its workers outlive a SIGKILLed crawl
 # (each holds both ends of its task pipe). These are plain ``python -c`` children that
 # import only the extractors (not Scrapy and SQLAlchemy, which the crawl process has),
-# read pickled jobs on stdin, write pickled replies on stdout, and exit at
-# EOF or as soon as the crawl process is gone.
+# read pickled jobs (:func:`extract_page`'s arguments) on stdin, write pickled replies on
+# stdout, and exit at EOF or as soon as the crawl process is gone.
 
 _WORKER_CODE = r"""
 import os, pickle, select, sys, threading, time
@@ -129,14 +192,14 @@ watch(int(sys.argv[1]))
 jobs, replies = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
 os.dup2(2, 1)  # a stray print goes to the log, never into the replies
 sys.stdout = sys.stderr
-from newsspider.extraction.registry import get_extractor
+from newsspider.workers import extract_page
 while True:
     try:
-        job_id, (method, html, url, headers, tz, params) = pickle.load(jobs)
+        job_id, job = pickle.load(jobs)
     except EOFError:
         break
     try:
-        reply = (job_id, True, get_extractor(method)(html, url, headers=headers, tz=tz, **params))
+        reply = (job_id, True, extract_page(*job))
     except Exception as exc:
         reply = (job_id, False, exc)
     try:

@@ -192,6 +192,38 @@ def test_crawl_news_discovers_in_memory(
 def test_crawl_news_needs_a_url() -> None:
     out = scrapy("crawl", "news")
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == [
-        "scrapy crawl: error: the news spider needs -a url=URL, the site's home page (http or https)"
-    ]
+    message = "the news spider needs -a url=URL, the site's home page (http or https)"
+    assert out.stderr.strip().splitlines() == [f"scrapy crawl: error: {message}"]
+
+
+@pytest.fixture(scope="module")
+def hard_archive(
+    datasets: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[FakeSite]]:
+    from tests.sitegen_hard import build_hard_archives
+
+    return build_hard_archives(datasets, tmp_path_factory.mktemp("hard"))
+
+
+@pytest.mark.parametrize("key", ["dongfang", "pearl", "xibei", "dawan", "taibei"])
+def test_addsite_on_harder_url_forms(
+    hard_archive: tuple[Path, list[FakeSite]], tmp_path: Path, key: str
+) -> None:
+    """Articles on several subdomains, slugs beside videos of the same form, a query-string
+    id beside list scripts, opaque ids beside galleries, percent-escaped section words: the
+    row matches >= 95 % of the article URLs (as printed or canonical) and no other page."""
+    from w3lib.url import canonicalize_url
+
+    warc, sites = hard_archive
+    site = next(s for s in sites if s.key == key)
+    sites_file = tmp_path / "sites.toml"
+    out = scrapy(
+        "addsite", site.home, "--key", key, "--write",
+        "-s", f"REPLAY_ARCHIVE={warc}", "-s", f"SITES_FILE={sites_file}", *FAST,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    row = read_sites_file(sites_file)[key]
+    matched = [u for u in site.article_urls if row.is_article(row.canonical_url(u))]
+    assert len(matched) >= 0.95 * len(site.article_urls), out.stdout
+    for url in (*site.list_urls, *site.other_urls):
+        assert not row.is_article(canonicalize_url(url)), (url, row.article_patterns)

@@ -48,6 +48,7 @@ from w3lib.url import canonicalize_url
 
 from newsspider.discovery.classify import PageVerdict, group_verdict, judge_page
 from newsspider.discovery.fetch import Fetched, Fetcher
+from newsspider.discovery.scripts import ScriptShells
 from newsspider.discovery.shapes import (
     Group,
     families,
@@ -57,9 +58,9 @@ from newsspider.discovery.shapes import (
     pattern,
     registered_domain,
     shape_of,
+    tokens,
 )
 from newsspider.errors import UserError
-from newsspider.extraction.embedded import article_json_path
 from newsspider.sites.model import Feed, Site
 
 __all__ = [
@@ -82,10 +83,15 @@ SITEMAP_PATHS = ("/sitemap.xml", "/sitemap_index.xml", "/sitemap-news.xml")
 SITEMAPS_PER_INDEX = 3
 #: Start pages proposed at most (the home page and the sections judged lists).
 MAX_START_URLS = 8
+#: Article links a section page holds at least to be a start page (a login or an
+#: "about us" page is link-dense too, but links no article).
+MIN_SECTION_ARTICLES = 2
 
 _FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _SEPARATORS = "_|-–—·:：丨｜ "
+_SCRIPT = re.compile(r"[A-Za-z_]+\.(?:php|asp|aspx|jsp|cgi|do)")
+_PERCENT_WORD = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _ISO_OFFSET = re.compile(
     rb"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?\s?(Z|[+-]\d{2}:?\d{2})(?![\d:])"
 )
@@ -197,7 +203,9 @@ def guess_tz(host: str, langs: Iterable[str | None], offsets: Iterable[str]) -> 
     return "Asia/Shanghai", "no evidence: the default"
 
 
-def title_suffixes(pairs: Iterable[tuple[str | None, str | None]], min_pages: int = 2) -> tuple[str, ...]:
+def title_suffixes(
+    pairs: Iterable[tuple[str | None, str | None]], min_pages: int = 2
+) -> tuple[str, ...]:
     """The ``<title>`` suffixes a site appends to headlines: for each (``<title>``,
     extracted headline) pair whose ``<title>`` starts with the headline, what follows it,
     when it starts with a separator and recurs on ``min_pages`` pages."""
@@ -294,12 +302,15 @@ async def discover(
     origin = f"{urlsplit(base).scheme}://{urlsplit(base).netloc}"
 
     # -- feeds and sitemaps ------------------------------------------------------
-    declared = [
-        urljoin(base, href)
-        for href in response.xpath(
-            "//link[@rel='alternate'][" + " or ".join(f"@type='{t}'" for t in _FEED_TYPES) + "]/@href"
-        ).getall()
-    ] if isinstance(response, TextResponse) else []
+    feed_types = " or ".join(f"@type='{t}'" for t in _FEED_TYPES)
+    declared = (
+        [
+            urljoin(base, href)
+            for href in response.xpath(f"//link[@rel='alternate'][{feed_types}]/@href").getall()
+        ]
+        if isinstance(response, TextResponse)
+        else []
+    )
     feed_candidates = declared or [origin + p for p in FEED_PATHS]
     robots = await fetcher.get(origin + "/robots.txt")
     from_robots = (
@@ -355,6 +366,9 @@ async def discover(
     def judge(f: Fetched) -> PageVerdict | None:
         if not f.ok or f.response is None:
             return None
+        if not _is_html(f.response):  # a feed linked as a page, an image, a PDF
+            verdicts[f.url] = PageVerdict(f.url, "other", reason="not an HTML page")
+            return verdicts[f.url]
         verdict = judge_page(
             f.response.body,
             f.url,
@@ -370,12 +384,28 @@ async def discover(
     section_candidates = [
         url
         for url, where in links.found.items()
-        if where == "home page" and url != home_url and _looks_like_section(url)
-    ][:sections]
+        if where == "home page"
+        and url != home_url
+        and url not in feed_urls
+        and _looks_like_section(url, host)
+    ]
+    # The folders the home page's article-like links live in first (/news/hong-kong/
+    # holds /news/hong-kong/2021/03/05/...), then host roots and one-word paths before
+    # two-word ones (/columnist/name/), each in page order.
+    id_links = [u for u, where in links.found.items() if where == "home page" and has_id(u)]
+    section_candidates.sort(
+        key=lambda u: (
+            -sum(1 for link in id_links if link.startswith(u.rstrip("/") + "/")),
+            len([p for p in urlsplit(u).path.split("/") if p]) > 1,
+        )
+    )
+    section_candidates = section_candidates[:sections]
+    section_links: dict[str, list[str]] = {}
     for f in await asyncio.gather(*(fetcher.get(u) for u in section_candidates)):
-        if f.ok and f.response is not None:
+        if f.ok and f.response is not None and _is_html(f.response):
             judge(f)
-            links.add(_page_links(f.response), "section page")
+            section_links[f.url] = [canonicalize_url(u) for u in _page_links(f.response)]
+            links.add(section_links[f.url], "section page")
 
     # -- groups and samples ------------------------------------------------------------
     candidates = [u for u in links.found if u not in feed_urls and u != home_url]
@@ -401,7 +431,22 @@ async def discover(
         name=name,
         tz=tz,
         home_verdict=verdicts[home_url],
-        section_candidates=section_candidates,
+        section_links=section_links,
+    )
+
+
+def _is_page_of(url: str, section: str) -> bool:
+    """Is ``url`` a further page of ``section``: below it, at most two segments deeper,
+    no slug (``/news/index_2.html``, ``/news/page/2/``, ``/a/20150704/``, ``?page=2``;
+    not ``/video/2021/03/05/some-clip-99123/``)."""
+    if not url.startswith(section.split("?")[0].rstrip("/")):
+        return False
+    rest = url[len(section.split("?")[0].rstrip("/")) :].split("?")[0]
+    segments = [s for s in rest.split("/") if s]
+    return len(segments) <= 2 and not any(
+        t.kind == "W" and ("-" in t.text or "_" in t.text)
+        for seg in segments
+        for t in tokens(seg)
     )
 
 
@@ -423,17 +468,26 @@ def _sampling_order(groups: list[Group]) -> list[list[str]]:
     return [urls for _, _, urls in units]
 
 
-def _looks_like_section(url: str) -> bool:
-    """A path of one or two words (``/news/``, ``/list/politics``), no id, no file name
-    other than an index page."""
+def _looks_like_section(url: str, home_host: str = "") -> bool:
+    """A path of one or two words (``/news/``, ``/list/politics``, a percent-escaped
+    word), no id, no file name other than an index page; a list script with its query
+    (``list.php?cid=3``); or the root of another host of the site
+    (``https://finance.example.cn/``)."""
     parts = urlsplit(url)
     segments = [s for s in parts.path.split("/") if s]
-    if not segments or len(segments) > 2 or has_id(url) or parts.query:
+    if not segments:
+        return (parts.hostname or "") != home_host and not parts.query
+    if len(segments) > 2 or has_id(url):
         return False
     last = segments[-1]
+    if parts.query:  # an old portal's list script: list.php?cid=3
+        return len(segments) == 1 and bool(_SCRIPT.fullmatch(last))
     if "." in last and not last.startswith("index"):
         return False
-    return all(is_word_segment(s) or s.startswith("index") for s in segments)
+    return all(
+        is_word_segment(s) or s.startswith("index") or _PERCENT_WORD.fullmatch(s)
+        for s in segments
+    )
 
 
 def _spread(urls: list[str], n: int) -> list[str]:
@@ -460,15 +514,16 @@ def _propose(
     name: str | None,
     tz: str | None,
     home_verdict: PageVerdict,
-    section_candidates: list[str],
+    section_links: dict[str, list[str]],
 ) -> Discovery:
     """The proposed row from the judged samples (module docstring, steps 5 and 6)."""
     decided: dict[tuple, tuple[str, str, list[PageVerdict]]] = {}
+    shells = ScriptShells.of(fetcher.log, verdicts, tz=tz, domain=domain)
     for g in groups:
         samples = [verdicts[u] for u in g.urls if u in verdicts]
         kind, reason = group_verdict(samples)
         if kind == "other" and _shells(samples):
-            kind, reason = _shell_kind(samples, reason)
+            kind, reason = _shell_kind(samples, reason, shells)
         decided[g.key] = (kind, reason, samples)
     # An unsampled group takes the verdict its URL form's sampled groups agree on.
     for family in families(groups).values():
@@ -513,16 +568,22 @@ def _propose(
         )
     # Sections judged lists are the start pages; they and their further pages (list
     # groups below a section's URL: /news/index_2.html, /news/?page=2) are the list patterns.
-    sections = [
-        u for u in section_candidates if u in verdicts and verdicts[u].kind == "list"
-    ]
+    held = {
+        u: sum(1 for link in found if any(re.match(p, link) for p in article_patterns))
+        for u, found in section_links.items()
+        if verdicts.get(u) is not None and verdicts[u].kind == "list"
+    }
+    # A section lists articles: as many as a third of the richest section at least (the
+    # chrome of a login page links a few, from its 'most read' box).
+    floor = max(MIN_SECTION_ARTICLES, max(held.values(), default=0) / 3)
+    sections = [u for u, n in held.items() if n >= floor]
     start_urls = [home, *sections][:MAX_START_URLS]
     pages = [
         u
         for g in groups
         if decided[g.key][0] == "list"
         for u in g.urls
-        if u not in sections and any(u.startswith(s) for s in sections)
+        if u not in sections and any(_is_page_of(u, s) for s in sections)
     ]
     by_family: dict[tuple, list] = {}
     for u in [*sections, *pages]:
@@ -548,7 +609,7 @@ def _propose(
             "utf8",
         ):
             encoding = declared
-    render, json_path = _scripts(decided, fetcher, verdicts, notes)
+    render, json_path = _scripts(shells, notes)
     source = name or _site_name(home_verdict, stop_words) or domain
     site = Site(
         key=key or site_key(host),
@@ -566,7 +627,11 @@ def _propose(
         checked=False,
         enabled=True,
         facts=f"scrapy addsite {home}: learnt from {fetcher.spent} fetches",
-        examples=tuple(v.url for v in article_samples[:3]),
+        examples=tuple(
+            v.url
+            for v in article_samples
+            if any(re.match(p, v.url) for p in article_patterns)
+        )[:3],
     )
     return Discovery(
         site=site,
@@ -583,31 +648,17 @@ def _shells(samples: list[PageVerdict]) -> bool:
     return bool(samples) and sum(v.needs_scripts for v in samples) / len(samples) >= 0.6
 
 
-def _shell_kind(samples: list[PageVerdict], reason: str) -> tuple[str, str]:
-    return "scripts", f"{reason}; the pages are script shells (their text needs scripts)"
+def _shell_kind(samples: list[PageVerdict], reason: str, shells: ScriptShells) -> tuple[str, str]:
+    """A group of script shells: an article group when the text sits in embedded JSON or
+    appears once rendered with JavaScript, else ``scripts`` (left out), and why
+    (:mod:`.scripts`)."""
+    found = shells.judge(samples, reason)
+    return found.kind, found.reason
 
 
-def _scripts(
-    decided: dict[tuple, tuple[str, str, list[PageVerdict]]],
-    fetcher: Fetcher,
-    verdicts: dict[str, PageVerdict],
-    notes: list[str],
-) -> tuple[bool, str | None]:
+def _scripts(shells: ScriptShells, notes: list[str]) -> tuple[bool, str | None]:
     """``render`` and ``json_path`` from the groups whose pages are script shells."""
-    shells = [v for kind, _, samples in decided.values() if kind == "scripts" for v in samples]
-    if not shells:
-        return False, None
-    bodies = {f.url: f.response.body for f in fetcher.log if f.response is not None}
-    paths = Counter(p for v in shells if (p := article_json_path(bodies.get(v.url, b""))))
-    if paths:
-        path, n = paths.most_common(1)[0]
-        notes.append(f"{len(shells)} sampled pages are script shells; {n} hold their text in JSON at {path}")
-        return False, path
-    notes.append(
-        f"{len(shells)} sampled pages are script shells with no article text in embedded JSON: "
-        "their links were left out; a row with render = true would send them through Chromium"
-    )
-    return False, None
+    return shells.row_fields(notes)
 
 
 def _site_name(home: PageVerdict, stop_words: tuple[str, ...]) -> str | None:

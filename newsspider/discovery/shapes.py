@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import pairwise
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import tldextract
 
@@ -45,6 +45,7 @@ __all__ = [
     "pattern",
     "registered_domain",
     "shape_of",
+    "tokens",
 ]
 
 #: The Public Suffix List bundled with tldextract, never fetched (no network at runtime).
@@ -53,7 +54,11 @@ _EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 _ID_RUN = re.compile(r"[0-9A-Za-z]{6,}")
 #: Two or more words joined by '-' or '_' (a slug: ``new-vaccine-approved``); a word
 #: starts with a letter, so ``index_2`` and ``c1001-31234567`` are no slugs.
-_SLUG = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z][A-Za-z0-9]*)+")
+_SLUG = re.compile(
+    r"[A-Za-z][A-Za-z0-9]*(?:[-_](?:[A-Za-z][A-Za-z0-9]*|\d+(?=[-_][A-Za-z])))+"
+)
+#: A whole segment of letters, one word or a slug (``news``, ``hong-kong``): one ``W``.
+_WORDS = re.compile(r"[A-Za-z]+(?:[-_][A-Za-z]+)*")
 _TOKEN = re.compile(r"(?P<D>\d+)|(?P<L>[a-z]+)|(?P<U>[A-Z]+)|(?P<P>(?:%[0-9A-Fa-f]{2})+)|(?P<S>.)")
 _HEX = re.compile(r"[0-9a-f]+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_-]*")
@@ -74,7 +79,10 @@ class Token:
 
 def _escape(text: str) -> str:
     """``re.escape`` without escaping ``-`` (a plain character outside a class)."""
-    return re.escape(text).replace("\\-", "-")
+    escaped = re.escape(text)
+    for plain in "-&~%=:,@!":
+        escaped = escaped.replace("\\" + plain, plain)
+    return escaped
 
 
 def _transitions(run: str) -> int:
@@ -102,6 +110,8 @@ def _case_changes(run: str) -> int:
 @cache
 def tokens(segment: str) -> tuple[Token, ...]:
     """A segment's tokens (module docstring): slugs, then ids, then plain runs."""
+    if _WORDS.fullmatch(segment):
+        return (Token("W", segment),)
     out: list[Token] = []
     pos = 0
     for m in _SLUG.finditer(segment):
@@ -163,20 +173,37 @@ class Shape:
 
     @property
     def coarse(self) -> tuple:
+        """Token kinds per segment (separators literal); in a query, the parameter names
+        and word values are literal too (``?id=`` and ``?page=`` are different forms)."""
+        last = len(self.segments) - 1
         return (
             self.domain,
             self.query,
-            tuple(tuple(t.text if t.kind == "S" else t.kind for t in seg) for seg in self.segments),
+            tuple(
+                tuple(
+                    t.text if t.kind == "S" or (self.query and i == last and t.kind in "LUW")
+                    else t.kind
+                    for t in seg
+                )
+                for i, seg in enumerate(self.segments)
+            ),
         )
 
     @property
     def fine(self) -> tuple:
-        words = tuple(
-            seg[0].text if len(seg) == 1 and seg[0].kind in "LU" and i < len(self.segments) - 1
-            else None
-            for i, seg in enumerate(self.segments)
-        )
-        return (self.coarse, self.host, words)
+        """The coarse key, the host, and the words of the directories (and, before a
+        query, of the script's name: ``content.php`` apart from ``list.php``)."""
+        last = len(self.segments) - 1
+        words = []
+        for i, seg in enumerate(self.segments):
+            script = self.query and i == last - 1
+            if i < last and len(seg) == 1 and seg[0].kind in "LUW":
+                words.append(seg[0].text)
+            elif script:
+                words.append("".join(t.text for t in seg))
+            else:
+                words.append(None)
+        return (self.coarse, self.host, tuple(words))
 
 
 def shape_of(url: str) -> Shape:
@@ -278,7 +305,7 @@ def _segment(columns: list[list[Token]], exclusive: bool) -> str:
             elif exclusive and all(len(v) <= 20 for v in distinct):
                 out.append("(?:" + "|".join(_escape(v) for v in sorted(distinct)) + ")")
             else:
-                out.append("[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+")
+                out.append("[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
         elif kind == "P":
             out.append("(?:%[0-9A-Fa-f]{2})+")
         else:
@@ -304,23 +331,37 @@ def pattern(shapes: Sequence[Shape], *, exclusive: bool = False, whole: bool = T
     written as the alternation of those seen instead of a class. ``whole``: the regex
     ends where the URL ends (before a query or fragment) instead of being a prefix.
     """
-    segments = []
     n = len(shapes[0].segments)
-    for i in range(n):
-        columns = [list(col) for col in zip(*(s.segments[i] for s in shapes), strict=True)]
-        segments.append(_segment(columns, exclusive))
+    query = shapes[0].query
+    path_n = n - 1 if query else n
     path = ""
-    for i, seg in enumerate(segments):
-        query = shapes[0].query and i == n - 1
-        path += seg if query else "/" + seg
+    for i in range(path_n):
+        columns = [list(col) for col in zip(*(s.segments[i] for s in shapes), strict=True)]
+        path += "/" + _segment(columns, exclusive)
     slashes = {s.slash for s in shapes}
     if slashes == {True}:
         path += "/"
     elif len(slashes) > 1:
         path += "/?"
-    if not n:
+    if not path_n:
         path = "/"
-    return "^https?://" + _host(shapes, exclusive) + path + (END if whole else "")
+    head = "^https?://" + _host(shapes, exclusive) + path
+    if query:
+        return head + r"\?" + _query(shapes, exclusive)
+    return head + (END if whole else "")
+
+
+def _query(shapes: Sequence[Shape], exclusive: bool) -> str:
+    """One lookahead per parameter, so the regex matches the parameters in any order
+    (links print ``?id=1&cid=3``; canonical URLs sort them)."""
+    params = [dict(parse_qsl(urlsplit(s.url).query, keep_blank_values=True)) for s in shapes]
+    out = []
+    for name in sorted(params[0]):
+        values = (tokens(p.get(name, "")) for p in params)
+        columns = [list(col) for col in zip(*values, strict=False)]
+        value = _segment(columns, exclusive) if columns else ""
+        out.append(f"(?=(?:[^#]*&)?{_escape(name)}={value}(?:[&#]|$))")
+    return "".join(out)
 
 
 def families(groups: Iterable[Group]) -> dict[tuple, list[Group]]:

@@ -21,6 +21,12 @@ How a page is rendered
       content is then rendered, as in a browser with scripts disabled.
     * Fixed viewport: ``VIEWPORT`` = 1280 × 800 CSS px, device scale 1,
       scroll bars hidden, so ``W`` is 1280 unless the page is wider.
+    * Two readings of a rendered page: :meth:`Renderer.layout` measures every
+      element's box (the visual method); :meth:`Renderer.html` (and
+      :func:`render_html`) returns the HTML of the DOM after the page's inline
+      scripts ran, for sites whose HTML is a script shell (a site row's
+      ``render = true``): JavaScript on, the network still closed, so only the
+      scripts the page carries inline run.
 
 Robustness
     Chromium is started by this module (not by Playwright) in its own
@@ -46,10 +52,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import html as html_escape
 import importlib.util
 import logging
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -104,6 +112,12 @@ RECYCLE_AFTER = 1000
 GRACE = 3.0
 #: The attribute that numbers the elements of a page (see :class:`Layout`).
 ID_ATTRIBUTE = "data-vlps"
+
+#: Content-Security-Policy of a page rendered for its DOM (:meth:`Renderer.html`): its
+#: inline scripts run (``eval`` too), nothing is loaded (scripts, styles, images, frames).
+RENDER_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline' 'unsafe-eval'"
+)
 
 #: Temporary folders are named ``<prefix><owner pid>-<random>``.
 FOLDER_PREFIX = "newsspider-chromium-"
@@ -482,28 +496,14 @@ class _Browser:
         page_hook: Callable[[Any], None] | None,
     ) -> Layout:
         """Render ``html`` in a new tab and measure it (worker thread only)."""
-        from playwright.sync_api import Error as PlaywrightError
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
         started = time.perf_counter()
-        self.crashed.clear()
-        try:
-            page = self._context(javascript).new_page()
-            page.on("crash", lambda _page: self.crashed.set())
-            page.set_default_timeout(timeout * 1000)
-            page.set_content(html, timeout=timeout * 1000, wait_until="load")
-            if page_hook is not None:
-                page_hook(page)
-            w, h, ids, flat = page.evaluate(_MEASURE_JS, attribute)
-            page.close()
-        except PlaywrightTimeout as e:
-            raise RenderTimeout(f"page did not render in {timeout:g} s") from e
-        except PlaywrightError as e:
-            if self.crashed.is_set() or "crash" in str(e).lower():
-                raise RenderCrash(f"renderer crashed: {_first_line(e)}") from e
-            if self.proc is not None and self.proc.poll() is not None:
-                raise RenderCrash(f"browser exited: {_first_line(e)}") from e
-            raise VisualError(f"rendering failed: {_first_line(e)}") from e
+        w, h, ids, flat = self._on_page(
+            html,
+            javascript=javascript,
+            timeout=timeout,
+            page_hook=page_hook,
+            read=lambda page: page.evaluate(_MEASURE_JS, attribute),
+        )
         boxes = {
             int(k): Box(flat[4 * i], flat[4 * i + 1], flat[4 * i + 2], flat[4 * i + 3])
             for i, k in enumerate(ids)
@@ -514,6 +514,72 @@ class _Browser:
             boxes=boxes,
             seconds=time.perf_counter() - started,
         )
+
+    def dom(
+        self,
+        html: str,
+        *,
+        javascript: bool,
+        timeout: float,
+        page_hook: Callable[[Any], None] | None,
+    ) -> str:
+        """Render ``html`` in a new tab and serialise the DOM its scripts built (worker thread
+        only)."""
+        return self._on_page(
+            html,
+            javascript=javascript,
+            timeout=timeout,
+            page_hook=page_hook,
+            read=_settled_content if javascript else _content,
+        )
+
+    def _on_page(
+        self,
+        html: str,
+        *,
+        javascript: bool,
+        timeout: float,
+        page_hook: Callable[[Any], None] | None,
+        read: Callable[[Any], T],
+    ) -> T:
+        """Set ``html`` as a new tab's content, then ``read(page)``; Playwright's errors as
+        :class:`RenderTimeout`, :class:`RenderCrash` or :class:`VisualError`."""
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        self.crashed.clear()
+        try:
+            page = self._context(javascript).new_page()
+            page.on("crash", lambda _page: self.crashed.set())
+            page.set_default_timeout(timeout * 1000)
+            page.set_content(html, timeout=timeout * 1000, wait_until="load")
+            if page_hook is not None:
+                page_hook(page)
+            result = read(page)
+            page.close()
+        except PlaywrightTimeout as e:
+            raise RenderTimeout(f"page did not render in {timeout:g} s") from e
+        except PlaywrightError as e:
+            if self.crashed.is_set() or "crash" in str(e).lower():
+                raise RenderCrash(f"renderer crashed: {_first_line(e)}") from e
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RenderCrash(f"browser exited: {_first_line(e)}") from e
+            raise VisualError(f"rendering failed: {_first_line(e)}") from e
+        return result
+
+
+#: Run in the page after its load event: one turn of the event loop, so that what the
+#: scripts queued with ``setTimeout(..., 0)`` or on ``load`` has run before the DOM is read.
+_SETTLE_JS = "() => new Promise((resolve) => setTimeout(resolve, 0))"
+
+
+def _settled_content(page: Any) -> str:
+    page.evaluate(_SETTLE_JS)
+    return page.content()
+
+
+def _content(page: Any) -> str:
+    return page.content()  # no scripts: no timer would ever fire
 
 
 def _abort(route: Any) -> None:
@@ -687,6 +753,42 @@ class Renderer:
         """
         js = self.javascript if javascript is None else javascript
         limit = self.timeout if timeout is None else timeout
+        return self._call(
+            lambda browser: browser.measure(
+                html, javascript=js, timeout=limit, attribute=attribute, page_hook=page_hook
+            ),
+            limit,
+        )
+
+    def html(
+        self,
+        html: str,
+        *,
+        javascript: bool = True,
+        timeout: float | None = None,
+        page_hook: Callable[[Any], None] | None = None,
+    ) -> str:
+        """Render one decoded page with JavaScript on (by default) and return the HTML of
+        the DOM its inline scripts built (``document.write``, DOM calls), read after the
+        load event and one more turn of the event loop.
+
+        The network stays closed as for :meth:`layout`: external scripts, style sheets and
+        images are never fetched, so only what the page carries inline runs; a
+        :data:`RENDER_CSP` ``<meta>`` (inline scripts and ``eval`` allowed, nothing
+        loaded) is put first in ``<head>`` and stays in the returned HTML. Same failures,
+        and the same kill of a hung or crashed browser, as :meth:`layout`.
+        """
+        limit = self.timeout if timeout is None else timeout
+        source = with_render_csp(html)
+        return self._call(
+            lambda browser: browser.dom(
+                source, javascript=javascript, timeout=limit, page_hook=page_hook
+            ),
+            limit,
+        )
+
+    def _call(self, job: Callable[[_Browser], T], limit: float) -> T:
+        """Run ``job`` with the browser in its thread, waiting at most ``limit`` + GRACE."""
         state = self._state
         with state.lock:
             if state.closed:
@@ -694,15 +796,7 @@ class Renderer:
             worker = self._ready_worker()
             browser = worker.browser
             assert browser is not None
-            future = worker.submit(
-                lambda: browser.measure(
-                    html,
-                    javascript=js,
-                    timeout=limit,
-                    attribute=attribute,
-                    page_hook=page_hook,
-                )
-            )
+            future = worker.submit(lambda: job(browser))
             try:
                 return _wait(future, browser, limit + GRACE)
             except FutureTimeout:
@@ -794,3 +888,34 @@ def close_shared_renderer() -> None:
         if _shared is not None:
             _shared.close()
             _shared = None
+
+
+_HEAD = re.compile(r"<head(?:\s[^>]*)?>", re.I)
+_DOCTYPE = re.compile(r"\s*<!doctype[^>]*>", re.I)
+
+
+def with_render_csp(html: str) -> str:
+    """``html`` with a :data:`RENDER_CSP` ``<meta>`` first in its ``<head>`` (after the
+    doctype when there is no ``<head>`` tag: the parser then opens the head for it)."""
+    meta = (
+        '<meta http-equiv="Content-Security-Policy" content="'
+        + html_escape.escape(RENDER_CSP, quote=True)
+        + '">'
+    )
+    if m := _HEAD.search(html):
+        return html[: m.end()] + meta + html[m.end() :]
+    m = _DOCTYPE.match(html)
+    at = m.end() if m else 0
+    return html[:at] + meta + html[at:]
+
+
+def render_html(
+    html: str,
+    *,
+    javascript: bool = True,
+    timeout: float | None = None,
+    renderer: Renderer | None = None,
+) -> str:
+    """The HTML of ``html``'s DOM after its inline scripts ran (:meth:`Renderer.html`), in
+    ``renderer`` or the process-wide one (:func:`shared_renderer`)."""
+    return (renderer or shared_renderer()).html(html, javascript=javascript, timeout=timeout)

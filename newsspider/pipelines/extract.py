@@ -15,6 +15,22 @@ Where a page is extracted, and why:
   serialises pages anyway), so the reactor keeps downloading while a page renders. A browser
   per worker process would cost hundreds of MB each.
 
+Per site (the row's fields, :mod:`newsspider.sites`):
+
+* ``render = true``: the page is a script shell; its HTML is first rendered in the
+  process's Chromium with JavaScript on (inline scripts run, the network stays closed) and
+  the rendered DOM's HTML is what the method extracts. Rendering waits on Chromium, so it
+  runs in the render thread (the visual methods' thread, started for the first such page
+  when the method is not visual); the method then runs where it belongs. Without Chromium
+  or Playwright the site's pages are dropped (``RenderUnavailable``): one warning per crawl
+  and the count ``newsspider/render_unavailable``; a page that hangs or crashes the
+  renderer is dropped as ``RenderFailed`` (``newsspider/render_failed``).
+* ``json_path``: the body comes from the text at that path in the page's embedded JSON
+  when the method's own body is empty or shorter (:func:`newsspider.workers.with_json_body`);
+  title and time stay the method's.
+* ``encoding``: the charset the site's pages are in, given to extraction as the
+  Content-Type's charset when the response names none.
+
 ``xpath`` uses each site's trained thresholds (``scrapy train``, table ``xpath_thresholds``),
 read once when the spider opens; a site without a row uses each page's own thresholds, the
 documented default of Hou & Yang's method (:class:`~newsspider.extraction.xpathseg.XpathClusters`).
@@ -23,6 +39,7 @@ documented default of Hou & Yang's method (:class:`~newsspider.extraction.xpaths
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
@@ -35,6 +52,7 @@ from newsspider.extraction.encoding import overruled_declaration
 from newsspider.extraction.model import ExtractedArticle
 from newsspider.extraction.page import content_type_of
 from newsspider.extraction.registry import get_extractor, registered
+from newsspider.extraction.render import BrowserUnavailable, VisualError, unavailable_reason
 from newsspider.sites import SITES
 from newsspider.storage import load_all_thresholds, resolve_database_url
 from newsspider.workers import (
@@ -44,6 +62,7 @@ from newsspider.workers import (
     await_future,
     extract_page,
     parse_workers,
+    render_page,
 )
 
 logger = logging.getLogger(__name__)
@@ -63,6 +82,14 @@ class NoTitle(DropItem):
 
 class ExtractionFailed(DropItem):
     """The extraction worker died on this page twice (a crash in C, killed by the OS)."""
+
+
+class RenderUnavailable(DropItem):
+    """The site's pages need rendering (``render = true``) and Chromium cannot run here."""
+
+
+class RenderFailed(DropItem):
+    """The page did not render: it hung or crashed the renderer."""
 
 
 class ExtractionPipeline:
@@ -95,6 +122,10 @@ class ExtractionPipeline:
         self.site_params: dict[str, dict[str, Any]] = {}
         self._thread: ThreadPoolExecutor | None = None
         self._pool: WorkerPool | None = None
+        #: Why pages cannot be rendered here: checked at the first page of a render site.
+        self._render_unavailable: str | None = None
+        self._render_checked = False
+        self._render_warned = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -140,12 +171,50 @@ class ExtractionPipeline:
         site_key = adapter["site"]
         site = SITES.get(site_key)
         params = self.site_params.get(site_key, {})
-        job = (self.method, adapter["html"], url, adapter.get("headers") or None, site and site.tz)
+        headers = site_headers(adapter.get("headers") or None, site and site.encoding)
+        html, codec = adapter["html"], None
+        if site is not None and site.render:
+            html, codec = await self._render(html, headers, url, site_key)
+        job = (self.method, html, url, headers, site and site.tz)
         try:
-            article = await self._run(*job, params)
+            article = await self._run(*job, params, site and site.json_path)
         except ExtractionError as exc:
             raise NotHtml(f"not an HTML page ({exc}): {url}") from exc
-        return self._fill(adapter, item, article, url)
+        if codec is not None:
+            article.encoding = codec  # the rendered DOM came in as text: the bytes' codec
+        return self._fill(adapter, item, article, url, headers)
+
+    async def _render(
+        self, html: Any, headers: Mapping[str, str] | None, url: str, site_key: str
+    ) -> tuple[str, str]:
+        """The page's DOM after its inline scripts ran, rendered in the render thread."""
+        if not self._render_checked:
+            self._render_checked = True
+            self._render_unavailable = unavailable_reason()
+        if self._render_unavailable is None:
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(1, thread_name_prefix="newsspider-render")
+            try:
+                return await await_future(self._thread.submit(render_page, html, headers))
+            except BrowserUnavailable as exc:
+                self._render_unavailable = f"Chromium did not start ({exc})"
+            except VisualError as exc:
+                self.stats.inc_value("newsspider/render_failed")
+                raise RenderFailed(f"not rendered ({exc}): {url}") from exc
+            except ExtractionError as exc:
+                raise NotHtml(f"not an HTML page ({exc}): {url}") from exc
+        if not self._render_warned:
+            self._render_warned = True
+            logger.warning(
+                "site %s needs rendering (render = true) but pages cannot be rendered here: "
+                "%s; its article pages are dropped (counted in newsspider/render_unavailable)",
+                site_key,
+                self._render_unavailable,
+            )
+        self.stats.inc_value("newsspider/render_unavailable")
+        raise RenderUnavailable(
+            f"not rendered ({self._render_unavailable}): {url}", log_level="DEBUG"
+        )
 
     async def _run(self, *job: Any) -> ExtractedArticle:
         """Extract where the method belongs (module docstring): pool, thread or inline."""
@@ -163,7 +232,14 @@ class ExtractionPipeline:
         except WorkerDied as exc:
             raise ExtractionFailed(f"extraction worker died twice: {job[2]}") from exc
 
-    def _fill(self, adapter: ItemAdapter, item: Any, article: ExtractedArticle, url: str) -> Any:
+    def _fill(
+        self,
+        adapter: ItemAdapter,
+        item: Any,
+        article: ExtractedArticle,
+        url: str,
+        headers: Mapping[str, str] | None,
+    ) -> Any:
         if not article.text:
             raise EmptyBody(f"no body: {url}", log_level="INFO")
         if not article.title:
@@ -172,7 +248,7 @@ class ExtractionPipeline:
             logger.warning("U+FFFD in the body after decoding as %s: %s", article.encoding, url)
         raw = adapter["html"]
         declared = isinstance(raw, bytes) and overruled_declaration(
-            raw, content_type_of(adapter.get("headers")), article.encoding
+            raw, content_type_of(headers), article.encoding
         )
         if declared:
             logger.info(
@@ -190,6 +266,23 @@ class ExtractionPipeline:
         adapter["encoding"] = article.encoding
         self.stats.inc_value(f"newsspider/extracted/{adapter['site']}")
         return item
+
+
+def site_headers(
+    headers: Mapping[str, str] | None, encoding: str | None
+) -> Mapping[str, str] | None:
+    """The response headers extraction gets: when the Content-Type names no charset and
+    the site row has an ``encoding`` (the charset its pages are in), that charset is
+    added to it (``text/html`` when there was no Content-Type)."""
+    if not encoding:
+        return headers
+    ctype = content_type_of(headers)
+    if ctype and "charset=" in ctype.lower():
+        return headers
+    mime = (ctype or "").split(";", 1)[0].strip() or "text/html"
+    merged = {k: v for k, v in (headers or {}).items() if str(k).lower() != "content-type"}
+    merged["Content-Type"] = f"{mime}; charset={encoding}"
+    return merged
 
 
 def trained_xpath_params(database_url: str) -> dict[str, dict[str, float]]:
@@ -217,5 +310,8 @@ __all__ = [
     "ExtractionPipeline",
     "NoTitle",
     "NotHtml",
+    "RenderFailed",
+    "RenderUnavailable",
+    "site_headers",
     "trained_xpath_params",
 ]
