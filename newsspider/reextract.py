@@ -55,7 +55,7 @@ from newsspider.spiders.news import ITEM_HEADERS
 from newsspider.storage import Engine, SqlLineTable, load_all_thresholds, transaction
 from newsspider.storage.fts import sync_search
 from newsspider.storage.rewrite import StoredArticle, rewrite_articles, stored_by_url
-from newsspider.workers import WorkerDied, WorkerPool, extract_page
+from newsspider.workers import WorkerDied, WorkerPool, extract_page, site_headers
 
 try:  # Scrapy decodes br only when brotli is installed; so do we
     import brotli
@@ -295,9 +295,10 @@ class _Extractor:
             self.method,
             job.page.body,
             job.page.url,
-            job.page.headers or None,
+            site_headers(job.page.headers or None, site and site.encoding),
             site and site.tz,
             self.params.get(job.site, {}),
+            site and site.json_path,
         )
 
     def submit(self, job: _Job) -> None:

@@ -64,6 +64,7 @@ __all__ = [
     "extract_page",
     "parse_workers",
     "render_page",
+    "site_headers",
     "with_json_body",
 ]
 
@@ -104,6 +105,23 @@ def extract_page(
     if json_path:
         article = with_json_body(article, html, json_path)
     return article
+
+
+def site_headers(
+    headers: Mapping[str, str] | None, encoding: str | None
+) -> Mapping[str, str] | None:
+    """The response headers extraction gets: when the Content-Type names no charset and
+    the site row has an ``encoding`` (the charset its pages are in), that charset is
+    added to it (``text/html`` when there was no Content-Type)."""
+    if not encoding:
+        return headers
+    ctype = content_type_of(headers)
+    if ctype and "charset=" in ctype.lower():
+        return headers
+    mime = (ctype or "").split(";", 1)[0].strip() or "text/html"
+    merged = {k: v for k, v in (headers or {}).items() if str(k).lower() != "content-type"}
+    merged["Content-Type"] = f"{mime}; charset={encoding}"
+    return merged
 
 
 def with_json_body(

@@ -47,10 +47,10 @@ from newsspider.extraction.render import (
 )
 from newsspider.items import ArticleItem
 from newsspider.pipelines import extract as ex
-from newsspider.pipelines.extract import ExtractionPipeline, RenderUnavailable, site_headers
+from newsspider.pipelines.extract import ExtractionPipeline, RenderUnavailable
 from newsspider.replay import write_response_record
 from newsspider.sites import SITES, Site, read_sites_file
-from newsspider.workers import extract_page
+from newsspider.workers import extract_page, site_headers
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = ("-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False")

@@ -63,6 +63,7 @@ from newsspider.workers import (
     extract_page,
     parse_workers,
     render_page,
+    site_headers,
 )
 
 logger = logging.getLogger(__name__)
@@ -268,23 +269,6 @@ class ExtractionPipeline:
         return item
 
 
-def site_headers(
-    headers: Mapping[str, str] | None, encoding: str | None
-) -> Mapping[str, str] | None:
-    """The response headers extraction gets: when the Content-Type names no charset and
-    the site row has an ``encoding`` (the charset its pages are in), that charset is
-    added to it (``text/html`` when there was no Content-Type)."""
-    if not encoding:
-        return headers
-    ctype = content_type_of(headers)
-    if ctype and "charset=" in ctype.lower():
-        return headers
-    mime = (ctype or "").split(";", 1)[0].strip() or "text/html"
-    merged = {k: v for k, v in (headers or {}).items() if str(k).lower() != "content-type"}
-    merged["Content-Type"] = f"{mime}; charset={encoding}"
-    return merged
-
-
 def trained_xpath_params(database_url: str) -> dict[str, dict[str, float]]:
     """Every trained site's xpath thresholds as ``extract_xpath`` keyword arguments.
 
@@ -312,6 +296,5 @@ __all__ = [
     "NotHtml",
     "RenderFailed",
     "RenderUnavailable",
-    "site_headers",
     "trained_xpath_params",
 ]
