@@ -45,6 +45,21 @@ def copy_project(dest: Path) -> None:
     )
 
 
+#: The egg's setup.py: scrapyd-deploy's own leaves package data out, and the project reads
+#: its built-in site table (newsspider/sites.toml) from the package.
+SETUP_PY = """\
+from setuptools import find_packages, setup
+
+setup(
+    name="newsspider",
+    version="1.0",
+    packages=find_packages(),
+    package_data={"newsspider": ["sites.toml"]},
+    entry_points={"scrapy": ["settings = newsspider.settings"]},
+)
+"""
+
+
 def set_url(cfg_path: Path, url: str) -> None:
     """Make ``url`` the default target's URL in the copy of ``scrapy.cfg``."""
     cfg = configparser.ConfigParser(interpolation=None)
@@ -96,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="newsspider-deploy-") as tmp:
         work = Path(tmp)
         copy_project(work)
+        (work / "setup.py").write_text(SETUP_PY, encoding="utf-8")
         if opts.url:
             set_url(work / "scrapy.cfg", opts.url)
         env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}

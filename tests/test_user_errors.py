@@ -198,7 +198,7 @@ def test_a_crawl_that_drops_every_article_exits_5(tmp_path, db):
 
 
 USER_ERRORS = [
-    (["crawl", "nosuchsite"], ["unknown spider 'nosuchsite'", "netease, sina"]),
+    (["crawl", "nosuchsite"], ["unknown spider 'nosuchsite'", "netease, news"]),
     (["crawl", "netease", "-a", "limit=abc"], ["-a limit must be a positive integer", "abc"]),
     (["crawl", "netease", "-a", "limt=5"], ["unknown spider argument -a limt", "-a limit=N"]),
     (["crawl", "netease", "-a", "start_urls=news.163.com"], ["'news.163.com' is not an http"]),

@@ -25,6 +25,7 @@ import codecs
 import re
 import tomllib
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -205,6 +206,12 @@ def _feed(fail: Any, table: Mapping[str, Any]) -> Feed:
     return Feed(url, kind, body)
 
 
+def _builtin_text() -> str:
+    """The shipped file's text, read as package data (so it also loads from a zipped egg,
+    as Scrapyd runs the project)."""
+    return resources.files("newsspider").joinpath("sites.toml").read_text(encoding="utf-8")
+
+
 _DECLARED_TWICE = re.compile(r"Cannot declare \('?([^',)]+)'?.*?\) twice")
 
 
@@ -216,7 +223,7 @@ def read_sites_file(path: Path, origin: str | None = None) -> dict[str, Site]:
     path = Path(path)
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _builtin_text() if path == BUILTIN_FILE else path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SitesFileError(f"{where}: no such sites file") from None
     except UnicodeDecodeError:
