@@ -7,7 +7,8 @@ what the pipeline needs in between: the response
 as fetched (``html`` bytes, so decoding stays the extractor's job, and the
 headers carrying the charset) and the extraction outputs it fills in.
 
-The spider fills the first six fields; the pipeline fills the rest.  Pipelines
+The spider fills the first six fields (a backfill also the last two, where
+the bytes came from); the pipeline fills the rest.  Pipelines
 read and write it only through ``ItemAdapter(item)``, so it can change shape
 without touching them.
 
@@ -62,6 +63,14 @@ class ArticleItem:
     - ``content``: ``raw_text`` after the line-hash filter (Li & Jiang §2.2),
       the fig. 2 ``content``;
     - ``encoding``: the encoding the bytes were decoded with.
+
+    Set by ``scrapy backfill`` (``newsspider/backfill``), None for a live fetch:
+
+    - ``archive``: the web archive the bytes came from (``cc:CC-MAIN-2024-10``,
+      ``wayback``, a CDX endpoint's URL, ``warc:<file name>``);
+    - ``captured_at``: when the archive captured the page, timezone-aware UTC.
+
+    The corpus pipeline stores both (``articles.archive``, ``captured_at``).
     """
 
     url: str
@@ -77,3 +86,5 @@ class ArticleItem:
     raw_text: str = field(default="", repr=False)
     content: str = field(default="", repr=False)
     encoding: str | None = None
+    archive: str | None = None
+    captured_at: datetime | None = field(default=None, metadata=_TIME)

@@ -170,3 +170,14 @@ SITES_CHECK_MAX_FETCHES = 12
 DISCOVERY_MAX_FETCHES = 48
 DISCOVERY_SAMPLES = 3
 DISCOVERY_SECTIONS = 6
+
+# Backfill (`scrapy backfill`, newsspider/backfill/, docs/backfill.md): web archives ask for
+# moderation, so a backfill runs at this delay and concurrency per archive host (a command
+# line -s DOWNLOAD_DELAY=... still wins), and a 429 or 503 waits its Retry-After, else
+# BACKFILL_BACKOFF seconds doubled on each further try (at most BACKFILL_MAX_BACKOFF), up to
+# BACKFILL_BACKOFF_TRIES tries before the answer counts as a failure.
+BACKFILL_DOWNLOAD_DELAY = 1.0
+BACKFILL_CONCURRENCY = 2
+BACKFILL_BACKOFF = 5.0
+BACKFILL_MAX_BACKOFF = 300.0
+BACKFILL_BACKOFF_TRIES = 5

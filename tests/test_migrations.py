@@ -63,13 +63,19 @@ NEW_COLUMNS = {"published_source", "published_precision"}
 
 def time_columns() -> dict[str, list[str]]:
     """Every ``UTCDateTime`` column of every table of the models that the legacy fixture
-    has (a table added by a later revision, ``site_checks``, starts empty)."""
+    has (a table or column added by a later revision, ``site_checks``,
+    ``articles.captured_at``, starts empty)."""
     legacy = {r[0] for r in raw(LEGACY_DB, "SELECT name FROM sqlite_master WHERE type='table'")}
-    return {
-        table.name: [c.name for c in table.columns if isinstance(c.type, UTCDateTime)]
+    columns = {
+        table.name: [
+            c.name
+            for c in table.columns
+            if isinstance(c.type, UTCDateTime) and c.name in columns_of(LEGACY_DB, table.name)
+        ]
         for table in Base.metadata.sorted_tables
-        if table.name in legacy and any(isinstance(c.type, UTCDateTime) for c in table.columns)
+        if table.name in legacy
     }
+    return {name: cols for name, cols in columns.items() if cols}
 
 
 @pytest.fixture

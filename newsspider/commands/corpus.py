@@ -29,7 +29,13 @@ from newsspider.progress import progress_bar, stderr_is_terminal
 from newsspider.reprints import params_from_settings
 from newsspider.sites import SITES
 from newsspider.storage import Article, Corpus, check_database, index_missing
-from newsspider.storage.corpus import DEFAULT_TZ, EXPORT_COLUMNS, EXPORT_FORMATS, utc_day_bounds
+from newsspider.storage.corpus import (
+    DEFAULT_TZ,
+    EXPORT_COLUMNS,
+    EXPORT_FORMATS,
+    CorpusStats,
+    utc_day_bounds,
+)
 from newsspider.storage.stories import (
     ReprintStats,
     Story,
@@ -90,7 +96,8 @@ class Command(NewsCommand):
         return (
             "search QUERY: full-text search (Chinese works; any length); "
             "show ID|URL: one article; export --format jsonl|csv [-o FILE]: every stored "
-            "field, streamed; stats: articles per site and day, newest article, line tables; "
+            "field, streamed; stats: articles per site and day, newest article, line tables "
+            "(--by-origin: per month, live or each archive); "
             "serve [--host H] [--port P] [--token T]: the corpus in the browser, read-only; "
             "reprints [--format table|jsonl] [--rebuild]: stories of two or more articles. "
             "Dates: YYYY-MM-DD or ISO 8601; without an offset they are read in --tz."
@@ -113,6 +120,11 @@ class Command(NewsCommand):
         parser.add_argument("-o", "--output", default=None, help="export to FILE (stdout)")
         parser.add_argument(
             "--days", type=int, default=30, help="stats: latest days listed (0: all)"
+        )
+        parser.add_argument(
+            "--by-origin",
+            action="store_true",
+            help="stats: articles per UTC month, fetched live or from each archive",
         )
         parser.add_argument("--host", default=None, help="serve: bind address (WEB_HOST)")
         parser.add_argument("--port", type=int, default=None, help="serve: port (WEB_PORT)")
@@ -232,6 +244,9 @@ class Command(NewsCommand):
             value = getattr(article, name)
             where = f"  [{found}]" if name == "published" and found else ""  # as scrapy extract
             print(f"{name + ':':13}{_local(value, article.site)}{where}")  # noqa: T201
+        if article.archive is not None:  # fetched from a web archive (scrapy backfill)
+            captured = _local(article.captured_at, article.site)
+            print(f"{'archive:':13}{article.archive}, captured {captured}")  # noqa: T201
         if story is None:
             print(f"{'story:':13}- (not yet grouped: scrapy corpus reprints)")  # noqa: T201
         elif len(story.members) == 1:
@@ -335,8 +350,32 @@ class Command(NewsCommand):
             out = stats.as_dict() | {"reprints": reprints.as_dict()}
             print(json.dumps(out, ensure_ascii=False, indent=2))  # noqa: T201
             return
+        if opts.by_origin:
+            self._origin_tables(stats)
+            return
         self._stats_tables(stats, opts)
         self._reprint_tables(reprints, opts.site)
+
+    def _origin_tables(self, stats: CorpusStats) -> None:
+        """``stats --by-origin``: per site, articles per UTC publication month (newest
+        first) and origin, ``live`` or the archive they were fetched from."""
+        if not stats.per_month:
+            print("no articles")  # noqa: T201
+            return
+        for k, (site, months) in enumerate(stats.per_month.items()):
+            origins = stats.origins(site)
+            dated = sorted((m for m in months if m is not None), reverse=True)
+            rows = [
+                (
+                    month or "no time",
+                    *(str(months[month].get(o, 0)) for o in origins),
+                    str(sum(months[month].values())),
+                )
+                for month in [*dated, *([None] if None in months else [])]
+            ]
+            title = f"{site}: articles per month (UTC publication month) by origin:"
+            print(("\n" if k else "") + title)  # noqa: T201
+            print(_table(("month", *origins, "total"), rows))  # noqa: T201
 
     def _reprint_tables(self, reprints: ReprintStats, site: str | None) -> None:
         """``stats``: the reprint share per site and the top source -> reprinting pairs."""

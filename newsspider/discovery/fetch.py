@@ -30,7 +30,7 @@ from newsspider.progress import CrawlProgress
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["Fetched", "Fetcher", "QuietSpider"]
+__all__ = ["Fetched", "Fetcher", "QuietSpider", "set_component"]
 
 logger = logging.getLogger(__name__)
 
@@ -123,5 +123,14 @@ class QuietSpider(Spider):
     def update_settings(cls, settings: BaseSettings) -> None:
         super().update_settings(settings)
         for extension in (CrawlSummary, CrawlProgress):
-            settings.set_in_component_priority_dict("EXTENSIONS", extension, None)
-        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", StoredUrlFilter, None)
+            set_component(settings, "EXTENSIONS", extension, None)
+        set_component(settings, "DOWNLOADER_MIDDLEWARES", StoredUrlFilter, None)
+
+
+def set_component(settings: BaseSettings, name: str, component: Any, order: int | None) -> None:
+    """Set one entry of a component dict (``EXTENSIONS``, ``DOWNLOADER_MIDDLEWARES``) at the
+    spider's priority, keeping the others. At the dict's own priority, as Scrapy's
+    ``set_in_component_priority_dict`` sets it, the runner's project dict is merged over it
+    again when the crawl starts (``CrawlerProcess.crawl`` of a created crawler)."""
+    settings.set_in_component_priority_dict(name, component, order)
+    settings.set(name, settings.getdict(name), "spider")

@@ -424,6 +424,8 @@ class CorpusPipeline:
                         "encoding": adapter["encoding"],
                         "content_md5": md5,
                         "fetched_at": adapter["fetched_at"],
+                        "archive": adapter.get("archive"),
+                        "captured_at": adapter.get("captured_at"),
                     }
                 )
                 self.site_keys.add(site)

@@ -19,8 +19,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import IO, Any, Literal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Engine, Integer, Select, func, literal_column, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Engine, Integer, Select, func, inspect, literal_column, select
+from sqlalchemy.orm import Session, defer
+from sqlalchemy.orm.attributes import set_committed_value
 
 import newsspider.storage.fts as fts
 from newsspider.sites import SITES
@@ -38,6 +39,9 @@ EXPORT_COLUMNS: tuple[str, ...] = tuple(ARTICLES.c.keys())
 EXPORT_BATCH = 1000
 #: Zone of the per-day statistics for a site missing from the site table.
 DEFAULT_TZ = "Asia/Shanghai"
+#: The origin of an article fetched live (``articles.archive`` NULL) in the per-month
+#: figures; an archived article's origin is its archive's name (``cc:CC-MAIN-2024-10``...).
+LIVE = "live"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,17 +104,24 @@ class SiteStats:
 
 @dataclass(slots=True)
 class CorpusStats:
-    """Corpus figures: totals per site and articles per site and day.
+    """Corpus figures: totals per site, articles per site and day, and per site, month and
+    origin.
 
     ``per_day[site][day]`` counts articles by their **site-local** publication date (the
     site's ``tz`` from the site table, Asia/Shanghai for a site not in it): a Beijing
     article of 07:00 belongs to that day, not to the previous UTC day. ``day`` is ``None``
     for articles without a time.
+
+    ``per_month[site][month][origin]`` counts articles by their **UTC** publication month
+    (``"2019-03"``; ``None`` without a time) and where their bytes came from: :data:`LIVE`,
+    or the archive's name (``articles.archive``). Months run oldest first, ``None`` last;
+    origins ``live`` first, then archives by name.
     """
 
     total: int
     sites: dict[str, SiteStats] = field(default_factory=dict)
     per_day: dict[str, dict[date | None, int]] = field(default_factory=dict)
+    per_month: dict[str, dict[str | None, dict[str, int]]] = field(default_factory=dict)
 
     def only(self, site: str) -> CorpusStats:
         """The figures of one site (``scrapy corpus stats --site``)."""
@@ -119,7 +130,19 @@ class CorpusStats:
             total=sum(s.articles for s in sites.values()),
             sites=sites,
             per_day={k: v for k, v in self.per_day.items() if k == site},
+            per_month={k: v for k, v in self.per_month.items() if k == site},
         )
+
+    def origins(self, site: str | None = None) -> list[str]:
+        """The origins of ``per_month`` (of one site, when given): ``live`` first."""
+        found = {
+            origin
+            for key, months in self.per_month.items()
+            if site is None or key == site
+            for origins in months.values()
+            for origin in origins
+        }
+        return sorted(found, key=lambda o: (o != LIVE, o))
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +151,10 @@ class CorpusStats:
             "per_day": {
                 site: {(d.isoformat() if d else None): n for d, n in days.items()}
                 for site, days in self.per_day.items()
+            },
+            "per_month_by_origin": {
+                site: {month: dict(origins) for month, origins in months.items()}
+                for site, months in self.per_month.items()
             },
         }
 
@@ -138,13 +165,17 @@ class Corpus:
     ``engine_or_url`` is an ``Engine`` or a SQLAlchemy URL (the process's cached engine is
     used). ``setup=True`` runs the idempotent ``create_schema`` first, which also builds
     the search index of a corpus crawled before search existed; pass ``False`` for a
-    read-only account.
+    read-only account. Without setup the database may be at an older revision:
+    :meth:`get` then reads the article columns added since (``archive``, ...) as ``None``.
     """
 
     def __init__(self, engine_or_url: Engine | str, *, setup: bool = True) -> None:
         self.engine = engine_for(engine_or_url) if isinstance(engine_or_url, str) else engine_or_url
         if setup:
             create_schema(self.engine)
+            self._absent: tuple[str, ...] = ()
+        else:
+            self._absent = _absent_columns(self.engine)
         self.dialect = self.engine.dialect.name
         self.backend: fts.SearchBackend = fts.search_backend(self.engine)
 
@@ -233,14 +264,23 @@ class Corpus:
     def get(self, id_or_url: int | str) -> Article | None:
         """The article with this id (an ``int`` or a string of digits) or URL, or ``None``.
 
-        The object is detached from its session with every column loaded.
+        The object is detached from its session with every column loaded (a column the
+        database lacks, see the class, as ``None``).
         """
+        options = [defer(getattr(Article, name)) for name in self._absent]
         with Session(self.engine, expire_on_commit=False) as session:
             if isinstance(id_or_url, int) or (
                 isinstance(id_or_url, str) and id_or_url.strip().isdigit()
             ):
-                return session.get(Article, int(id_or_url))
-            return session.scalar(select(Article).where(Article.url == id_or_url.strip()))
+                article = session.get(Article, int(id_or_url), options=options)
+            else:
+                article = session.scalar(
+                    select(Article).options(*options).where(Article.url == id_or_url.strip())
+                )
+            if article is not None:
+                for name in self._absent:
+                    set_committed_value(article, name, None)
+            return article
 
     # -- export -----------------------------------------------------------------------
 
@@ -301,11 +341,14 @@ class Corpus:
     # -- statistics -------------------------------------------------------------------
 
     def stats(self) -> CorpusStats:
-        """Articles per site and per site-local day, newest article and line table per site.
+        """Articles per site and per site-local day, per site, UTC month and origin, newest
+        article and line table per site.
 
         Day counts are grouped in SQL by UTC hour and then moved to the site's zone in
         Python: the database does the counting whatever the corpus size, and the dates are
-        exact for every zone with a whole-hour offset (all of the site table).
+        exact for every zone with a whole-hour offset (all of the site table). Month counts
+        are grouped in SQL by site, origin and UTC month over the index ``(site, archive,
+        published)`` alone.
         """
         sites: dict[str, SiteStats] = {}
 
@@ -313,6 +356,7 @@ class Corpus:
             return sites.setdefault(key, SiteStats(key))
 
         per_day: dict[str, dict[date | None, int]] = {}
+        per_month: dict[str, dict[str | None, dict[str, int]]] = {}
         with self.engine.connect() as conn:
             for key, n in conn.execute(
                 select(ARTICLES.c.site, func.count()).group_by(ARTICLES.c.site)
@@ -344,14 +388,31 @@ class Corpus:
                 day = None if bucket is None else _local_day(bucket, key)
                 days = per_day.setdefault(key, {})
                 days[day] = days.get(day, 0) + n
+            month = utc_month(self.dialect, ARTICLES.c.published)
+            archive = ARTICLES.c.archive
+            for key, origin, bucket, n in conn.execute(
+                select(ARTICLES.c.site, archive, month, func.count()).group_by(
+                    ARTICLES.c.site, archive, month
+                )
+            ):
+                origins = per_month.setdefault(key, {}).setdefault(bucket, {})
+                origins[origin or LIVE] = origins.get(origin or LIVE, 0) + n
         per_day = {
             key: dict(sorted(days.items(), key=lambda kv: (kv[0] is None, kv[0] or date.min)))
             for key, days in sorted(per_day.items())
+        }
+        per_month = {
+            key: {
+                m: dict(sorted(origins.items(), key=lambda kv: (kv[0] != LIVE, kv[0])))
+                for m, origins in sorted(months.items(), key=lambda kv: (kv[0] is None, kv[0]))
+            }
+            for key, months in sorted(per_month.items())
         }
         return CorpusStats(
             total=sum(s.articles for s in sites.values()),
             sites=dict(sorted(sites.items())),
             per_day=per_day,
+            per_month=per_month,
         )
 
     def _utc_hour(self, col: Any) -> Any:
@@ -359,6 +420,25 @@ class Corpus:
         if self.dialect == "postgresql":
             return func.date_trunc("hour", func.timezone("UTC", col))
         return func.strftime("%Y-%m-%d %H", col)  # SQLite stores the UTC wall time
+
+
+def utc_month(dialect: str, col: Any) -> Any:
+    """The UTC month of a stored time as ``YYYY-MM`` text (NULL for NULL), grouped by in
+    SQL: SQLite's ``strftime`` reads the stored UTC text, PostgreSQL's ``to_char`` the
+    ``timestamptz`` moved to UTC."""
+    if dialect == "postgresql":
+        return func.to_char(func.timezone("UTC", col), "YYYY-MM")
+    return func.strftime("%Y-%m", col)
+
+
+def _absent_columns(engine: Engine) -> tuple[str, ...]:
+    """The columns of ``articles`` in the models that the database lacks (an older
+    revision, opened without migrating it)."""
+    insp = inspect(engine)
+    if not insp.has_table(ARTICLES.name):
+        return ()
+    have = {c["name"] for c in insp.get_columns(ARTICLES.name)}
+    return tuple(c.key for c in ARTICLES.c if c.name not in have)
 
 
 def _filtered(

@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 CHUNK = 500
 #: Columns an upsert overwrites when the URL is already stored. ``content_md5`` follows
 #: ``raw_text`` so duplicate-page detection stays true; ``fetched_at`` keeps the first fetch.
+#: ``archive`` and ``captured_at`` say where the bytes now stored came from (NULL: live).
 UPDATE_COLUMNS = (
     "title",
     "published",
@@ -40,6 +41,8 @@ UPDATE_COLUMNS = (
     "encoding",
     "content_md5",
     "updated_at",
+    "archive",
+    "captured_at",
 )
 REQUIRED_COLUMNS = ("url", "site", "source", "content", "raw_text")
 
@@ -174,6 +177,8 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "published_source": None,
             "published_precision": None,
             "encoding": None,
+            "archive": None,
+            "captured_at": None,
             "content_md5": page_md5(row["raw_text"]),
             "fetched_at": now,
             "updated_at": now,
@@ -197,7 +202,9 @@ def upsert_articles(session: Session, rows: list[dict[str, Any]]) -> tuple[int, 
     """Insert or update articles by URL; return ``(new, updated)``.
 
     A URL already stored gets its title, published time, content, raw text, encoding,
-    content MD5 and ``updated_at`` overwritten, so a re-crawl never duplicates a row. Rows
+    content MD5, ``updated_at`` and provenance (``archive``, ``captured_at``: NULL when a
+    row leaves them out, a live fetch) overwritten, so a re-crawl never duplicates a row,
+    and a live fetch of a backfilled URL makes it live again. Rows
     repeating a URL within ``rows`` collapse to the last one (an upsert statement may not
     touch a row twice on PostgreSQL). ``content_md5`` defaults to
     ``page_md5(raw_text)``; ``fetched_at``/``updated_at`` to now. NUL characters are removed

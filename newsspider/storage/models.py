@@ -26,6 +26,11 @@ what only the nightly run sees). They are tables of their own rather than more
 ``site_checks`` keeps the last ``scrapy sites check`` of each site row (when, and what it
 found), so ``scrapy sites list`` can say which rows were checked and when.
 
+``scrapy backfill`` (articles fetched from web archives) adds where each row's bytes came
+from, ``articles.archive`` and ``captured_at`` (NULL: fetched live), and
+``backfill_captures``, one row per archived capture a backfill fetched, so a stopped
+backfill resumes without fetching a capture twice.
+
 Every timestamp is stored in UTC through :class:`UTCDateTime` because SQLite's ``DATETIME``
 keeps no offset: without it a value written as Asia/Shanghai would read back naive and
 eight hours off. On SQLite the stored text carries its offset (``2024-01-16
@@ -138,6 +143,9 @@ class Article(Base):
         # Exact duplicate pages are skipped before the line table counts them:
         # looked up per site by seen_contents().
         Index("ix_articles_site_content_md5", "site", "content_md5"),
+        # Articles per month by origin (``Corpus.stats``, the dashboard): a scan of this
+        # index alone, never of the rows with their bodies (revision 0007).
+        Index("ix_articles_site_archive_published", "site", "archive", "published"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -160,6 +168,12 @@ class Article(Base):
     # to, the id of the story's first indexed article; its own id when it stands alone;
     # NULL until reprint detection has seen it (``scrapy corpus reprints --rebuild``).
     story_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    # Revision 0007: where the stored bytes came from. NULL: fetched live from the site;
+    # else the web archive's name (``cc:CC-MAIN-2024-10``, ``wayback``, a CDX endpoint's
+    # URL, ``warc:<file name>``) and the capture's time. Every upsert writes both, so a
+    # live crawl refetching a backfilled URL makes the row live again.
+    archive: Mapped[str | None] = mapped_column(String(256))
+    captured_at: Mapped[datetime | None]
 
     def __repr__(self) -> str:
         return f"Article(id={self.id!r}, url={self.url!r})"
@@ -371,3 +385,24 @@ class SiteCheck(Base):
     status: Mapped[str] = mapped_column(String(32))
     article_links: Mapped[int] = mapped_column(Integer, default=0)
     detail: Mapped[str | None] = mapped_column(Text)
+
+
+class BackfillCapture(Base):
+    """One archived capture a ``scrapy backfill`` fetched (``backfill.py``), so a backfill
+    stopped by a signal, a kill or a crash resumes without fetching it again.
+
+    ``archive`` is the archive's name as in ``articles.archive``, ``url`` the canonical URL
+    the capture was stored under, ``timestamp`` the CDX timestamp (``YYYYMMDDhhmmss``),
+    ``outcome`` what became of it: ``stored``, ``dropped`` (extraction or cleaning
+    refused it), ``bad_record``, ``not_html``, ``http_<status>``... One row per capture:
+    the primary key is (archive, url, timestamp), and a capture recorded twice keeps its
+    first row.
+    """
+
+    __tablename__ = "backfill_captures"
+
+    archive: Mapped[str] = mapped_column(String(256), primary_key=True)
+    url: Mapped[str] = mapped_column(String(2048), primary_key=True)
+    timestamp: Mapped[str] = mapped_column(String(14), primary_key=True)
+    outcome: Mapped[str] = mapped_column(String(32))
+    fetched_at: Mapped[datetime] = mapped_column(default=utcnow)

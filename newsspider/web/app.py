@@ -127,6 +127,9 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
     # show no story parts and /reprints says why.
     stories_on = has_column(engine, "articles", "story_id")
     templates.env.globals["STORIES"] = stories_on
+    # Where articles came from (articles.archive, revision 0007); without the column every
+    # article counts as fetched live.
+    origins_on = has_column(engine, "articles", "archive")
 
     def params(request: Request) -> dict[str, str]:
         return {k: v for k, v in request.query_params.items() if k != "token"}
@@ -167,7 +170,7 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
 
     def _dashboard(request: Request) -> dict[str, Any]:
         days = int(views.param_choice(params(request), "days", views.DASHBOARD_DAYS))
-        return views.dashboard(engine, days)
+        return views.dashboard(engine, days, origins=origins_on)
 
     def dashboard_page(request: Request) -> Response:
         data = _dashboard(request)

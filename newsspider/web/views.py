@@ -23,6 +23,7 @@ from newsspider.storage.fts import make_snippet, normalize_query
 from newsspider.storage.web_queries import (
     CrawlRunRow,
     article_days,
+    article_months,
     crawl_runs,
     nightly_warnings,
     relevance,
@@ -43,6 +44,8 @@ RELEVANCE_WINDOW = 100
 SORTS = ("time", "relevance")
 #: Dashboard windows, in days.
 DASHBOARD_DAYS = (30, 90, 365)
+#: Months of the dashboard's chart of articles by origin: at most this many, up to this one.
+MONTHS_SHOWN = 360
 #: Nightly runs whose health warnings the dashboard lists.
 NIGHTLY_RUNS_SHOWN = 7
 #: Newest crawl runs listed in the dashboard's table.
@@ -299,6 +302,8 @@ def article_record(article: Article, engine: Engine, *, stories_on: bool = False
         "fetched_at": article.fetched_at.isoformat() if article.fetched_at else None,
         "updated_at": article.updated_at.isoformat() if article.updated_at else None,
         "encoding": article.encoding,
+        "archive": article.archive,
+        "captured_at": article.captured_at.isoformat() if article.captured_at else None,
         "content": article.content,
         "removed_lines": removed_lines(article.raw_text, article.content),
     }
@@ -315,8 +320,12 @@ def reprints(engine: Engine) -> dict[str, Any]:
 # -- dashboard ------------------------------------------------------------------------------
 
 
-def dashboard(engine: Engine, days: int, *, now: datetime | None = None) -> dict[str, Any]:
-    """Everything the dashboard draws, JSON-ready: per-day counts, crawl runs, warnings."""
+def dashboard(
+    engine: Engine, days: int, *, now: datetime | None = None, origins: bool = True
+) -> dict[str, Any]:
+    """Everything the dashboard draws, JSON-ready: per-day counts, per-month counts by
+    origin (every month, not only the window: the years a backfill filled in), crawl runs,
+    warnings. ``origins``: the database has ``articles.archive`` (revision 0007)."""
     now = now or datetime.now(UTC)
     today = now.astimezone(ZoneInfo(DEFAULT_TZ)).date()
     first = today - timedelta(days=days - 1)
@@ -346,6 +355,7 @@ def dashboard(engine: Engine, days: int, *, now: datetime | None = None) -> dict
         site_pages[i] = (site_pages[i] or 0) + r.pages_fetched
         if r.status not in ("finished", "running"):
             failed.setdefault(r.site, [0] * days)[i] += 1
+    month_list, per_month = month_series(article_months(engine, origins=origins), now)
     return {
         "days": days,
         "first": first.isoformat(),
@@ -353,6 +363,8 @@ def dashboard(engine: Engine, days: int, *, now: datetime | None = None) -> dict
         "day_list": [d.isoformat() for d in day_list],
         "articles_per_day": per_day,
         "articles_total": {site: sum(series) for site, series in per_day.items()},
+        "month_list": month_list,
+        "articles_per_month_by_origin": per_month,
         # The newest runs one by one; the charts take per-day sums (a year of nightly runs
         # of every site would make a page of a megabyte).
         "crawl_runs": [r.as_dict() for r in runs[-CRAWL_ROWS_SHOWN:]][::-1],
@@ -363,6 +375,25 @@ def dashboard(engine: Engine, days: int, *, now: datetime | None = None) -> dict
         "fetch_failures_per_day": failures,
         "nightly": [n.as_dict() for n in nightly_warnings(engine, NIGHTLY_RUNS_SHOWN)],
     }
+
+
+def month_series(
+    counts: dict[str, dict[str, int]], now: datetime
+) -> tuple[list[str], dict[str, list[int]]]:
+    """The chart's months (``YYYY-MM``, every month from the first with articles to the
+    current UTC month, at most :data:`MONTHS_SHOWN`) and each origin's counts over them.
+    Months after the current one (a wrong published time) are left out."""
+    present = {m for months in counts.values() for m in months}
+    last = now.astimezone(UTC)
+    end = last.year * 12 + last.month - 1
+    start = end - MONTHS_SHOWN + 1
+    dated = [int(m[:4]) * 12 + int(m[5:7]) - 1 for m in present if re.fullmatch(r"\d{4}-\d{2}", m)]
+    dated = [i for i in dated if start <= i <= end]
+    if not dated:
+        return [], {}
+    month_list = [f"{i // 12:04d}-{i % 12 + 1:02d}" for i in range(min(dated), end + 1)]
+    series = {origin: [months.get(m, 0) for m in month_list] for origin, months in counts.items()}
+    return month_list, {origin: s for origin, s in series.items() if any(s)}
 
 
 def crawl_summary(runs: list[CrawlRunRow]) -> dict[str, dict[str, Any]]:

@@ -29,6 +29,29 @@
     })
   });
 
+  // Articles per UTC month, one stacked bar series per origin: live, or each web archive
+  // (scrapy backfill), so the backfilled years show as they fill in.
+  if (document.getElementById("chart-origins")) {
+    // Live first (the bottom of each bar), then the archives by name: the page's JSON
+    // has its keys sorted.
+    var origins = Object.keys(data.articles_per_month_by_origin).sort();
+    if (origins.indexOf("live") > 0) {
+      origins.splice(origins.indexOf("live"), 1);
+      origins.unshift("live");
+    }
+    chart("chart-origins", {
+      tooltip: { trigger: "axis" },
+      legend: { top: 0, type: "scroll" },
+      grid: { left: 50, right: 20, top: 40, bottom: 60 },
+      xAxis: { type: "category", data: data.month_list },
+      yAxis: { type: "value", minInterval: 1 },
+      dataZoom: [{ type: "slider", bottom: 10, height: 18 }],
+      series: origins.map(function (o) {
+        return { name: o, type: "bar", stack: "origins", data: data.articles_per_month_by_origin[o] };
+      })
+    });
+  }
+
   // Crawl runs per site and day: pages fetched; a day with a run that did not finish in red.
   var runSites = Object.keys(data.pages_per_day);
   chart("chart-runs", {
