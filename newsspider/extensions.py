@@ -95,7 +95,7 @@ class CrawlSummary:
         return ext
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
-        if getattr(spider, "site", None) is None:
+        if getattr(spider, "site", None) is None and not getattr(spider, "crawl_summary", False):
             return  # not a news crawl (``scrapy extract`` fetching one URL)
         assert self.crawler.stats is not None
         stats = self.crawler.stats.get_stats()

@@ -20,8 +20,9 @@ import pytest
 
 from newsspider.backfill.backoff import retry_after_seconds
 from newsspider.backfill.cdx import Archive, Capture, archive_from_options, choose, parse_cdx
-from newsspider.sites import SITES
+from newsspider.sites import SITES, Site
 from tests.cdxserver import CdxCollection, cdx_collection, pywb_bin
+from tests.redisserver import redis_server, redis_url  # noqa: F401 (fixtures)
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = ("-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "EXTRACTION_WORKERS=0")
@@ -77,6 +78,7 @@ def test_backfill_stores_exactly_the_in_range_articles_once(
     for capture in collection.bad_offsets("netease", since, until):
         assert collection.fetches(capture) == 1  # fetched, counted, skipped
     assert "newsspider/backfill/bad_record" in out.stderr or "other_url" in out.stderr
+    assert "backfill: 6 articles stored (6 new, 0 updated)" in out.stderr
 
     # A second run of a finished backfill fetches no record.
     collection.data.reset()
@@ -249,3 +251,68 @@ def test_retry_after_values() -> None:
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
     assert retry_after_seconds("Thu, 01 Jan 2026 00:00:30 GMT", now) == 30.0
+
+
+def test_two_cluster_workers_share_one_backfill(
+    collection: CdxCollection, redis_url: str, postgresql_server, tmp_path: Path  # noqa: F811
+) -> None:
+    """Two workers with one REDIS_URL and one PostgreSQL: the CDX pages and records go on the
+    shared frontier, every record is fetched once, and the rows are one process's."""
+    from tests.test_cluster import new_database, query
+
+    db = new_database(postgresql_server, "backfill_cluster")
+    since, until = date(2015, 1, 1), date(2021, 12, 31)
+    collection.data.reset()
+    args = [
+        sys.executable, "-m", "scrapy.cmdline", "backfill", "netease",
+        "--since", "2015-01-01", "--until", "2021-12-31",
+        "--cdx", collection.cdx_url, "--data", collection.data_url,
+        "-s", f"DATABASE_URL={db}", "-s", f"REDIS_URL={redis_url}",
+        "-s", "CLUSTER_IDLE_CLOSE=3", "-s", "DOWNLOAD_DELAY=0.05",
+        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "EXTRACTION_WORKERS=0",
+    ]  # fmt: skip
+    workers = [
+        subprocess.Popen(args, cwd=REPO, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
+    logs = [w.communicate(timeout=300)[1] for w in workers]
+    assert [w.returncode for w in workers] == [0, 0], [log[-2000:] for log in logs]
+    rows = [u for (u,) in query(db, "SELECT url FROM articles")]
+    assert len(rows) == len(set(rows))
+    assert set(rows) == collection.expected("netease", since, until)
+    chosen = {
+        (c.filename, c.offset)
+        for c in collection.in_range("netease", since, until)
+        if c.url in set(rows)
+    }
+    for capture in collection.in_range("netease", since, until):
+        if (capture.filename, capture.offset) in chosen:
+            assert collection.fetches(capture) <= 1, capture
+    records = sum(n for p, n in collection.data.requests.items() if p != "robots.txt")
+    assert records <= len(collection.expected("netease", since, until)) + len(
+        collection.bad_offsets("netease", since, until)
+    )
+    # both workers took part: each logged the crawl's summary
+    assert all("articles stored" in log for log in logs), [log[-1500:] for log in logs]
+
+
+def test_a_users_row_backfills_like_a_built_in_one(
+    collection: CdxCollection, tmp_path: Path
+) -> None:
+    """A row of the user's sites file (as ``scrapy addsite --write`` leaves one) is walked
+    the same way: its domains queried, its patterns kept."""
+    from newsspider.sites.write import add_site
+
+    row = SITES["netease"]
+    sites_file = tmp_path / "sites.toml"
+    add_site(sites_file, Site(
+        key="mine", source="我的网易", allowed_domains=row.allowed_domains,
+        start_urls=row.start_urls, article_patterns=row.article_patterns,
+        list_patterns=row.list_patterns, checked=False,
+    ))  # fmt: skip
+    db = tmp_path / "corpus.db"
+    out = backfill(
+        collection, db, "mine", "2016-01-01", "2019-12-31", "-s", f"SITES_FILE={sites_file}"
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    urls = {u for u, _, _ in stored(db, "mine")}
+    assert urls == collection.expected("netease", date(2016, 1, 1), date(2019, 12, 31))

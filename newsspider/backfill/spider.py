@@ -67,6 +67,8 @@ class BackfillSpider(Spider):
     """The backfill of ``sites`` from ``archives`` between ``since`` and ``until``."""
 
     name = "backfill"
+    #: Judged and summarised as a crawl (newsspider/extensions.py), though it has no one row.
+    crawl_summary = True
 
     def __init__(
         self,
