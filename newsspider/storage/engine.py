@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import unquote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -199,8 +200,15 @@ def resolve_database_url(setting_value: str | None, project_dir: Path | str = PR
 
 
 def display_url(database: Engine | str) -> str:
-    """The database URL without its password, for logs and messages."""
+    """The database URL without its password, for logs and messages; a SQLite file opened
+    as a URI (``file:<path>?mode=ro``, the web view's read-only engine) is shown as the
+    ``sqlite:///<path>`` the user gave, with ``(read-only)`` when it is."""
     url = database.url if isinstance(database, Engine) else make_url(database)
+    name = url.database or ""
+    if url.drivername.startswith("sqlite") and url.query.get("uri") and name.startswith("file:"):
+        path, _, options = unquote(name[len("file:") :]).partition("?")
+        read_only = "mode=ro" in options or url.query.get("mode") == "ro"
+        return f"sqlite:///{path}" + (" (read-only)" if read_only else "")
     return url.render_as_string(hide_password=True)
 
 
