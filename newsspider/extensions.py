@@ -25,10 +25,11 @@ from scrapy.exceptions import CannotResolveHostError
 from twisted.internet import error as net_errors
 from twisted.web._newclient import ResponseFailed, ResponseNeverReceived
 
-from newsspider.outcome import CrawlOutcome, crawl_outcome
+from newsspider.outcome import EXIT_BUG, EXIT_OK, CrawlOutcome, crawl_outcome
 
 __all__ = [
-    "EXIT_STATUS_STAT", "CrawlSummary", "NetworkErrorsOneLine", "joined_empty_queue", "site_of",
+    "EXIT_STATUS_STAT", "CrawlSummary", "NetworkErrorsOneLine", "exit_status",
+    "joined_empty_queue", "site_of",
 ]  # fmt: skip
 
 logger = logging.getLogger(__name__)
@@ -51,6 +52,15 @@ NETWORK_ERRORS: tuple[type[BaseException], ...] = (
 
 #: Loggers whose network-failure records lose their traceback.
 QUIET_LOGGERS = ("scrapy.downloadermiddlewares.robotstxt",)
+
+
+def exit_status(crawler: Crawler | None, bootstrap_failed: bool = False) -> int:
+    """A finished crawl's exit status for its command: :class:`CrawlSummary`'s verdict in
+    the stats, 1 when the crawl could not even start, 0 when nothing judged it."""
+    if bootstrap_failed:
+        return EXIT_BUG
+    status = crawler.stats.get_value(EXIT_STATUS_STAT) if crawler and crawler.stats else None
+    return int(status) if status is not None else EXIT_OK
 
 
 def site_of(spider: Spider | None) -> str:

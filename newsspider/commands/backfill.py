@@ -27,8 +27,8 @@ from newsspider.backfill.spider import BackfillSpider
 from newsspider.cli import NewsCommand
 from newsspider.cluster import check_redis, enable_cluster
 from newsspider.errors import UserError
-from newsspider.extensions import EXIT_STATUS_STAT
-from newsspider.outcome import EXIT_BUG, EXIT_OK, EXIT_STATUSES
+from newsspider.extensions import exit_status
+from newsspider.outcome import EXIT_STATUSES
 from newsspider.preflight import check_crawl
 from newsspider.sites import SITES
 
@@ -111,8 +111,4 @@ class Command(NewsCommand):
             limit=opts.limit,
         )
         self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
-            self.exitcode = EXIT_BUG
-            return
-        status = crawler.stats.get_value(EXIT_STATUS_STAT) if crawler.stats else None
-        self.exitcode = int(status) if status is not None else EXIT_OK
+        self.exitcode = exit_status(crawler, self.crawler_process.bootstrap_failed)

@@ -20,8 +20,8 @@ from scrapy.exceptions import UsageError
 
 from newsspider.cli import OneLineErrors
 from newsspider.cluster import check_redis, enable_cluster
-from newsspider.extensions import EXIT_STATUS_STAT
-from newsspider.outcome import EXIT_BUG, EXIT_OK, EXIT_STATUSES
+from newsspider.extensions import exit_status
+from newsspider.outcome import EXIT_STATUSES
 from newsspider.preflight import check_crawl, check_spider
 
 
@@ -44,8 +44,4 @@ class Command(OneLineErrors, ScrapyCrawl):
         crawler = self._create_crawler(args[0])
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
-        if self.crawler_process.bootstrap_failed:
-            self.exitcode = EXIT_BUG
-            return
-        status = crawler.stats.get_value(EXIT_STATUS_STAT) if crawler.stats else None
-        self.exitcode = int(status) if status is not None else EXIT_OK
+        self.exitcode = exit_status(crawler, self.crawler_process.bootstrap_failed)

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import statistics
 import unicodedata
 from collections import Counter
@@ -58,6 +57,7 @@ from scrapy.linkextractors import LinkExtractor
 from scrapy.settings import BaseSettings
 
 from newsspider.discovery.fetch import Fetched, Fetcher, QuietSpider
+from newsspider.discovery.shapes import has_id
 from newsspider.extraction import ExtractionError, extract_article
 from newsspider.sites import BUILTIN, SITES, Feed, Site, nightly_sites
 from newsspider.spiders.news import FEED_META, ITEM_HEADERS, feed_links
@@ -103,25 +103,11 @@ SITEMAPS_PER_INDEX = 2
 #: Example URLs named in a failing check's line.
 EXAMPLES = 1
 
-#: "Looks like an article": a digit run of 4 or more in the path (an id, a date) ...
-_DIGIT_RUN = re.compile(r"\d{4,}")
-#: ... or a hash-like id: 8+ hex characters, or 10+ letters and digits, mixing both.
-_ID_RUN = re.compile(r"[0-9A-Za-z]{8,}")
-_HEX = re.compile(r"[0-9a-f]+")
-
-
 def looks_like_article(url: str) -> bool:
     """Does the URL's path carry what article addresses carry: a digit run of 4 or more,
-    or a hash-like id (``/story/9f2c3a0b.html``, ``/article/JH3K1L2M0001899O.html``)?"""
-    path = urlsplit(url).path
-    if _DIGIT_RUN.search(path):
-        return True
-    for run in _ID_RUN.findall(path.replace("%", "/")):
-        digits = any(c.isdigit() for c in run)
-        letters = any(c.isalpha() for c in run)
-        if digits and letters and (_HEX.fullmatch(run) or len(run) >= 10):
-            return True
-    return False
+    or a hash-like id (``/story/9f2c3a0b.html``, ``/article/JH3K1L2M0001899O.html``)?
+    Discovery's own test (:func:`~newsspider.discovery.shapes.has_id`)."""
+    return has_id(url, query=False)
 
 
 # -- one site ---------------------------------------------------------------------------------
