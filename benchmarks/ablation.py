@@ -6,6 +6,7 @@ F1 / qualified % / title / date figures beside the full best mode and the
 paper mode, so each improvement's contribution is a measured number.
 
     python benchmarks/ablation.py DATASETS_DIR [--datasets cwced-zh,cx163-zh,scrapinghub-en]
+        [--only record_lines,edge_lines]
 
 DATASETS_DIR is the folder holding the dataset folders (each with ``cases.jsonl``).
 """
@@ -71,6 +72,7 @@ ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "comment_threads": lambda: patched(best, COMMENT_THREADS=False),
     "next_candidate": lambda: patched(best, NEXT_CANDIDATE=False),
     "leftover_lines": lambda: patched(best, LEFTOVER_LINES=False),
+    "record_lines": lambda: patched(best, RECORD_LINES=False),
 }
 # Rules that change dates or titles only (no column of the F1 table; see docs/improvements.md).
 DATE_ABLATIONS = {
@@ -84,7 +86,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets_dir", type=Path, help="folder holding the dataset folders")
     parser.add_argument("--datasets", default="cwced-zh,cx163-zh,scrapinghub-en")
+    parser.add_argument(
+        "--only", default=None, help="the improvements to switch off, comma-separated (default: all)"
+    )
     args = parser.parse_args()
+    only = set(args.only.split(",")) if args.only else None
     names = args.datasets.split(",")
     cases = {n: list(load_cases(args.datasets_dir / n)) for n in names}
     rows = []
@@ -98,6 +104,8 @@ def main() -> None:
 
     run("best (all improvements)")
     for name, ablate in ABLATIONS.items():
+        if only is not None and name not in only:
+            continue
         with ablate():
             run(f"best without `{name}`")
     run("paper", mode="paper")

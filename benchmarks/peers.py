@@ -1,9 +1,18 @@
-"""Peer extractors wrapped as ``extract(html_bytes, url) -> object``.
+"""Peer extractors wrapped as ``extract(html_bytes, url) -> object``, and a run of them
+beside newsspider on the record fields.
 
 Each adapter returns a ``PeerResult`` with ``text`` (one paragraph per line),
-``title`` and ``published`` (a ``datetime`` or None), the shape
+``title``, ``published`` (a ``datetime`` or None) and ``authors`` (the names the
+library gives: trafilatura's ``author`` cut at ``;``, newspaper4k's ``authors``,
+GNE's ``author``; readability-lxml gives none), the shape
 ``newsspider.evaluation.evaluate`` reads. Libraries are imported lazily;
 :func:`load_peers` skips the missing ones with a note.
+
+Run as a script, it scores newsspider's default method and every peer in one process
+on the labelled datasets' record gold (authors, with origin and editor where gold
+exists, :func:`newsspider.evaluation.evaluate`) and prints a markdown table::
+
+    python benchmarks/peers.py DATASETS_DIR [--datasets cwced-zh,cx163-zh] [--json out.json]
 
 Decoding: a peer gets the raw bytes when it takes bytes itself (trafilatura,
 readability-lxml, both with their own charset detection); otherwise
@@ -34,6 +43,16 @@ class PeerResult:
     text: str
     title: str | None = None
     published: datetime | None = None
+    authors: tuple[str, ...] = ()
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """A peer's author value as names: a list as it is, a string cut at ``;`` and ``,``."""
+    if not value:
+        return ()
+    if isinstance(value, str):
+        value = re.split(r"\s*[;,]\s*", value)
+    return tuple(str(v).strip() for v in value if str(v).strip())
 
 
 @dataclass(slots=True)
@@ -153,7 +172,9 @@ def _trafilatura(*, decoded: bool = False) -> Peer:
         )
         if doc is None:
             return PeerResult("")
-        return PeerResult(_paragraphs(doc.text), doc.title, parse_date(doc.date))
+        return PeerResult(
+            _paragraphs(doc.text), doc.title, parse_date(doc.date), _names(doc.author)
+        )
 
     logging.getLogger("trafilatura").setLevel(logging.ERROR)
     name = "trafilatura-str" if decoded else "trafilatura"
@@ -209,6 +230,7 @@ def _newspaper() -> Peer:
             _paragraphs(article.text),
             article.title or None,
             parse_date(article.publish_date),
+            _names(list(article.authors or ())),
         )
 
     logging.getLogger("newspaper").setLevel(logging.ERROR)
@@ -228,6 +250,7 @@ def _gne() -> Peer:
             _paragraphs(result.get("content")),
             result.get("title") or None,
             parse_date(result.get("publish_time")),
+            _names(result.get("author")),
         )
 
     return Peer("gne", version("gne"), extract)
@@ -254,3 +277,71 @@ def load_peers(names: list[str] | None = None) -> tuple[list[Peer], list[str]]:
         except ImportError as e:
             notes.append(f"{name}: skipped, not installed ({e})")
     return peers, notes
+
+
+# --------------------------------------------------------------------------
+# one run of newsspider and the peers on the record gold
+
+RECORD_DATASETS = ("cwced-zh", "cx163-zh")
+
+
+def _pct(value: float | None, n: int) -> str:
+    return f"{100 * value:.1f} ({n})" if value is not None and n else "-"
+
+
+def record_table(reports: list[Any]) -> str:
+    """Markdown: per dataset and extractor, authors right % (pages), of them the pages
+    naming someone and those naming no one, origin and editor % where gold exists, F1."""
+    lines = [
+        "| dataset | extractor | authors | authors named | no author | origin | editor | F1 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in reports:
+        lines.append(
+            f"| {r.dataset} | {r.extractor} | {_pct(r.author_accuracy, r.author_n)} | "
+            f"{_pct(r.author_named_accuracy, r.author_named_n)} | "
+            f"{_pct(r.author_none_accuracy, r.author_none_n)} | "
+            f"{_pct(r.origin_accuracy, r.origin_n)} | {_pct(r.editor_accuracy, r.editor_n)} | "
+            f"{r.f1:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    if str(repo) not in sys.path:
+        sys.path.insert(0, str(repo))
+    from newsspider.evaluation import evaluate, load_cases
+    from newsspider.extraction.registry import get_extractor
+
+    parser = argparse.ArgumentParser(description="newsspider and its peers on the record gold")
+    parser.add_argument("datasets", type=Path, help="folder holding the dataset folders")
+    parser.add_argument("--datasets", dest="names", default=",".join(RECORD_DATASETS))
+    parser.add_argument("--peers", default=None, help="peer names, comma-separated (default: all)")
+    parser.add_argument("--json", type=Path, default=None, help="write the reports here too")
+    args = parser.parse_args(argv)
+    peers, notes = load_peers(args.peers.split(",") if args.peers else None)
+    runs: list[tuple[str, Extract]] = [("newsspider", get_extractor("blockstats"))]
+    runs += [(f"{p.name} {p.version}", p.extract) for p in peers]
+    reports = []
+    for name in args.names.split(","):
+        cases = list(load_cases(args.datasets / name))
+        for label, extract in runs:
+            reports.append(evaluate(cases, extract, name=label, dataset=name))
+    print(record_table(reports))
+    for note in notes:
+        print(f"\n{note}")
+    if args.json:
+        args.json.write_text(
+            json.dumps([r.as_dict(cases=False) for r in reports], ensure_ascii=False, indent=2)
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

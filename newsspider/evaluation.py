@@ -13,7 +13,10 @@ benchmarks and the tests can use it without a crawler.
   token, each run of letters/digits is one token.
 * :func:`score_body` gives bag-of-tokens precision/recall/F1 and the paper's
   *qualified* / *excellent* verdicts.
-* :func:`title_matches` and :func:`date_matches` check the metadata.
+* :func:`title_matches` and :func:`date_matches` check the metadata;
+  :func:`authors_match`, :func:`origin_matches` and :func:`editor_matches` the record
+  fields where the gold has them (a dataset's ``author``, or a supplementary gold file
+  of the repository: :data:`GOLD_DIR`), and the detected language against ``lang``.
 * :func:`load_cases` reads a dataset folder (``cases.jsonl`` + ``html/``), and
   :func:`evaluate` runs an extractor over it into a :class:`DatasetReport`;
   :func:`format_table` prints reports side by side. Nothing prints progress: ``evaluate``
@@ -35,19 +38,29 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from newsspider.extraction.record import normalise_origin
+
 __all__ = [
+    "GOLD_DIR",
     "BodyScore",
     "Case",
     "CaseResult",
     "DatasetReport",
     "PageError",
     "Progress",
+    "author_names",
+    "authors_match",
     "count_cases",
     "date_matches",
+    "editor_matches",
     "evaluate",
     "format_markdown",
+    "format_record_table",
     "format_table",
+    "has_record_gold",
     "load_cases",
+    "load_gold",
+    "origin_matches",
     "pass_count",
     "score_body",
     "title_matches",
@@ -269,6 +282,78 @@ def _day_precision(gold: str) -> str:
 
 
 # --------------------------------------------------------------------------
+# Record fields
+
+_BRACKETED = re.compile(r"\s*[(（\[【][^)）\]】]*[)）\]】]")
+_NAME_SPLIT = re.compile(r"[\s、，,;；/]+")
+
+
+def author_names(value: str | Iterable[str] | None) -> frozenset[str]:
+    """A set of author names as compared: NFKC, bracketed parts (a name in another
+    script) dropped, cut at spaces and 、，,;；/, lower case. A gold string and an
+    extracted list of names give the same set when they name the same people.
+
+    >>> sorted(author_names("周思博 (Joel Spolsky)")) == sorted(author_names(["周思博"]))
+    True
+    >>> author_names("伊琳  李清芬") == author_names(["伊琳", "李清芬"])
+    True
+    """
+    if value is None:
+        return frozenset()
+    text = value if isinstance(value, str) else " ".join(value)
+    text = _BRACKETED.sub(" ", unicodedata.normalize("NFKC", text))
+    return frozenset(w.lower() for w in _NAME_SPLIT.split(text) if w)
+
+
+def authors_match(extracted: str | Iterable[str] | None, gold: str) -> bool:
+    """Whether the extracted authors are exactly the gold's names (:func:`author_names`);
+    a gold of ``""`` (the page names no author) matches only when none is given."""
+    return author_names(extracted) == author_names(gold)
+
+
+def origin_matches(extracted: str | None, gold: str) -> bool:
+    """Whether the extracted origin is the gold's, both normalised as origins are stored
+    (:func:`newsspider.extraction.record.normalise_origin`: the table of agencies and
+    papers); a gold of ``""`` matches only when none is given."""
+    want = normalise_origin(gold) if gold else None
+    got = normalise_origin(extracted) if extracted else None
+    return want == got
+
+
+def _editor_key(value: str | None) -> str:
+    return "".join(unicodedata.normalize("NFKC", value or "").split()).lower()
+
+
+def editor_matches(extracted: str | None, gold: str) -> bool:
+    """Whether the extracted editor is the gold's (NFKC, spaces dropped, lower case); a
+    gold of ``""`` matches only when none is given."""
+    return _editor_key(extracted) == _editor_key(gold)
+
+
+#: The repository's supplementary gold: ``<dataset>.jsonl`` files of ``id`` and record
+#: fields (``origin``, ``editor``, ``author``) for datasets whose own gold lacks them,
+#: made from the pages' markup by ``benchmarks/record_gold.py``. Read by
+#: :func:`load_cases` when the package runs from a checkout.
+GOLD_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "gold"
+#: The record fields a supplementary gold file may give.
+RECORD_GOLD = ("author", "origin", "editor")
+
+
+def load_gold(dataset: str, gold_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The supplementary gold of ``dataset`` (case id -> fields), or {} when none exists."""
+    path = Path(gold_dir if gold_dir is not None else GOLD_DIR) / f"{dataset}.jsonl"
+    if not path.is_file():
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                out[row["id"]] = {k: row[k] for k in RECORD_GOLD if k in row}
+    return out
+
+
+# --------------------------------------------------------------------------
 # Dataset cases
 
 
@@ -293,21 +378,29 @@ class Case:
     lang: str | None = None
     site: str | None = None
     html_file: str | None = None
+    #: record gold: ``""`` where the page names none, None where there is no gold
+    author: str | None = None
+    origin: str | None = None
+    editor: str | None = None
 
 
-def load_cases(dataset_dir: Path) -> Iterator[Case]:
+def load_cases(dataset_dir: Path, gold_dir: Path | None = None) -> Iterator[Case]:
     """Yield the cases of one dataset folder (``cases.jsonl`` + ``html/``).
 
     Pages are read one at a time as the iterator advances; the dataset name is
-    the folder name.
+    the folder name. Record gold (``author``, ``origin``, ``editor``) comes from the
+    case's own row, else from the supplementary gold of the dataset in ``gold_dir``
+    (default :data:`GOLD_DIR`, :func:`load_gold`).
     """
     dataset_dir = Path(dataset_dir)
     name = dataset_dir.name
+    extra = load_gold(name, gold_dir)
     with open(dataset_dir / "cases.jsonl", encoding="utf-8") as f:
         for line in f:
             if not line.strip():
                 continue
             row = json.loads(line)
+            row = {**extra.get(row["id"], {}), **{k: v for k, v in row.items() if v is not None}}
             html_file = row.get("html_file") or f"html/{row['id']}"
             yield Case(
                 id=row["id"],
@@ -322,6 +415,9 @@ def load_cases(dataset_dir: Path) -> Iterator[Case]:
                 lang=row.get("lang"),
                 site=row.get("site"),
                 html_file=html_file,
+                author=row.get("author"),
+                origin=row.get("origin"),
+                editor=row.get("editor"),
             )
 
 
@@ -356,6 +452,10 @@ class CaseResult:
     excellent: bool | None = None
     title_ok: bool | None = None
     date_ok: bool | None = None
+    author_ok: bool | None = None
+    origin_ok: bool | None = None
+    editor_ok: bool | None = None
+    language_ok: bool | None = None
     seconds: float = 0.0
     error: str | None = None
 
@@ -390,6 +490,21 @@ class DatasetReport:
     date_accuracy: float | None = None
     date_day_accuracy: float | None = None
     date_n: int = 0
+    #: authors right over the pages with author gold; of them, the pages whose gold names
+    #: someone (``named``) and those whose gold is ``""`` (``none``: right when none is given)
+    author_accuracy: float | None = None
+    author_n: int = 0
+    author_named_accuracy: float | None = None
+    author_named_n: int = 0
+    author_none_accuracy: float | None = None
+    author_none_n: int = 0
+    origin_accuracy: float | None = None
+    origin_n: int = 0
+    editor_accuracy: float | None = None
+    editor_n: int = 0
+    #: the detected language against ``lang``, over the pages that are not synthetic
+    language_accuracy: float | None = None
+    language_n: int = 0
     seconds: float = 0.0
     seconds_median: float = 0.0
     passes: int = 1
@@ -422,6 +537,16 @@ def _attr(result: object, name: str) -> Any:
     if isinstance(result, Mapping):
         return result.get(name)
     return getattr(result, name, None)
+
+
+def _gives(result: object, name: str) -> bool:
+    """Whether an extractor's result has the field ``name`` at all (a peer that reads no
+    origin is not scored on origins)."""
+    if result is None:
+        return False
+    if isinstance(result, Mapping):
+        return name in result
+    return hasattr(result, name)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -480,6 +605,8 @@ def evaluate(
     mapping) with ``text``, ``title`` and ``published``; a missing attribute
     counts as None, so extractors without a title or date still run.
     ``published`` should be a ``datetime`` (anything else counts as missing).
+    Record fields (``authors``, ``origin``, ``editor``, ``language``) are scored where the
+    gold has them and the result has the field at all (a page that raised counts wrong).
 
     Quality comes from the first timed pass. Exceptions are caught per page
     and listed in ``errors``; such a page scores as an empty extraction (F1 0,
@@ -523,6 +650,11 @@ def evaluate(
     titles: list[bool] = []
     dates: list[bool] = []
     dates_day: list[bool] = []
+    named: list[bool] = []
+    nameless: list[bool] = []
+    origins: list[bool] = []
+    editors: list[bool] = []
+    languages: list[bool] = []
     for case, result, failure, seconds in zip(cases, results, failures, times, strict=True):
         row = CaseResult(id=case.id, seconds=seconds)
         if failure is not None:
@@ -553,6 +685,27 @@ def evaluate(
             row.date_ok = date_matches(published, case.published)
             dates.append(row.date_ok)
             dates_day.append(date_matches(published, _day_precision(case.published)))
+        failed = failure is not None  # a page that raised counts wrong on every field
+        gives_authors = _gives(result, "authors") or _gives(result, "author")
+        if case.author is not None and (failed or gives_authors):
+            authors = _attr(result, "authors")
+            if isinstance(authors, str) or authors is None:
+                authors = _attr(result, "author") if authors is None else authors
+            row.author_ok = authors_match(authors if authors else None, case.author)
+            (named if author_names(case.author) else nameless).append(row.author_ok)
+        if case.origin is not None and (failed or _gives(result, "origin")):
+            origin = _attr(result, "origin")
+            row.origin_ok = origin_matches(origin if isinstance(origin, str) else None, case.origin)
+            origins.append(row.origin_ok)
+        if case.editor is not None and (failed or _gives(result, "editor")):
+            editor = _attr(result, "editor")
+            row.editor_ok = editor_matches(editor if isinstance(editor, str) else None, case.editor)
+            editors.append(row.editor_ok)
+        if case.lang and "synthetic" not in (case.notes or "") and failure is None:
+            language = _attr(result, "language")
+            if language is not None or _attr(result, "title") is not None or _attr(result, "text"):
+                row.language_ok = isinstance(language, str) and language == case.lang
+                languages.append(row.language_ok)
         report.cases.append(row)
 
     report.body_pages = len(f1s)
@@ -574,6 +727,22 @@ def evaluate(
     )
     report.date_n, report.date_accuracy = len(dates), _mean([float(d) for d in dates])
     report.date_day_accuracy = _mean([float(d) for d in dates_day])
+    authors_all = named + nameless
+    report.author_n = len(authors_all)
+    report.author_accuracy = _mean([float(a) for a in authors_all])
+    report.author_named_n = len(named)
+    report.author_named_accuracy = _mean([float(a) for a in named])
+    report.author_none_n, report.author_none_accuracy = (
+        len(nameless),
+        _mean([float(a) for a in nameless]),
+    )
+    report.origin_n, report.origin_accuracy = len(origins), _mean([float(o) for o in origins])
+    report.editor_n, report.editor_accuracy = len(editors), _mean([float(e) for e in editors])
+    if any(_attr(r, "language") is not None for r in results):  # extractors that detect it
+        report.language_n, report.language_accuracy = (
+            len(languages),
+            _mean([float(x) for x in languages]),
+        )
     return report
 
 
@@ -678,6 +847,52 @@ def format_table(reports: list[DatasetReport]) -> str:
     return "\n".join(lines)
 
 
+def _rate(value: float | None, n: int) -> str:
+    return f"{_pct(value)} ({n})" if n else "-"
+
+
+def has_record_gold(report: DatasetReport) -> bool:
+    """Whether a report scored any record field (author, origin, editor, language)."""
+    return bool(report.author_n or report.origin_n or report.editor_n or report.language_n)
+
+
+def format_record_table(reports: list[DatasetReport]) -> str:
+    """A plain-text table of the record fields, one row per report that scored any:
+    authors right (all pages with author gold; those naming someone; those naming no one,
+    right when none is given), origin, editor and language, % (n). Empty when none did."""
+    header = ("dataset", "extractor", "author%(n)", "named%(n)", "none%(n)", "origin%(n)",
+              "editor%(n)", "language%(n)")
+    rows = [header]
+    for r in reports:
+        if not has_record_gold(r):
+            continue
+        rows.append(
+            (
+                r.dataset,
+                r.extractor,
+                _rate(r.author_accuracy, r.author_n),
+                _rate(r.author_named_accuracy, r.author_named_n),
+                _rate(r.author_none_accuracy, r.author_none_n),
+                _rate(r.origin_accuracy, r.origin_n),
+                _rate(r.editor_accuracy, r.editor_n),
+                _rate(r.language_accuracy, r.language_n),
+            )
+        )
+    if len(rows) == 1:
+        return ""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [
+            c.ljust(w) if i < 2 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
 _MARKDOWN_HEADER = (
     "| method | F1 | qualified % | excellent % | title % (n) | date % (n) | pages/s |"
 )
@@ -737,4 +952,21 @@ def format_markdown(reports: list[DatasetReport]) -> str:
             title = f"{_pct(title_ok / title_n)} % of {title_n}" if title_n else "-"
             date = f"{_pct(date_ok / date_n)} % of {date_n}" if date_n else "-"
             out.append(f"- {extractor}: titles {title}, dates {date}")
+    scored = [r for r in reports if has_record_gold(r)]
+    if scored:
+        out.append("\nRecord fields, % right (pages with that gold):\n")
+        out.append(
+            "| dataset | method | authors | authors named | no author | origin | editor "
+            "| language |"
+        )
+        out.append("|---|---|---|---|---|---|---|---|")
+        for r in scored:
+            out.append(
+                f"| {r.dataset} | {r.extractor} | {_rate(r.author_accuracy, r.author_n)} | "
+                f"{_rate(r.author_named_accuracy, r.author_named_n)} | "
+                f"{_rate(r.author_none_accuracy, r.author_none_n)} | "
+                f"{_rate(r.origin_accuracy, r.origin_n)} | "
+                f"{_rate(r.editor_accuracy, r.editor_n)} | "
+                f"{_rate(r.language_accuracy, r.language_n)} |"
+            )
     return "\n".join(out)

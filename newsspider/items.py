@@ -62,7 +62,13 @@ class ArticleItem:
     - ``raw_text``: the extracted body, one block per line;
     - ``content``: ``raw_text`` after the line-hash filter (Li & Jiang §2.2),
       the fig. 2 ``content``;
-    - ``encoding``: the encoding the bytes were decoded with.
+    - ``encoding``: the encoding the bytes were decoded with;
+    - what the page states about itself, under ``ExtractedArticle``'s names
+      (docs/fields.md), None or empty when it states nothing: ``authors`` (a tuple of
+      names) and ``authors_source``, ``origin`` (the stated source, 来源, normalised)
+      and ``origin_source``, ``editor``, ``section`` and ``section_source`` (``url``:
+      from the URL's path, when the site row has ``section_from_path``), ``language``
+      (ISO 639-1), ``script``, ``image`` (a URL) and ``image_caption``.
 
     Set by ``scrapy backfill`` (``newsspider/backfill``), None for a live fetch:
 
@@ -70,7 +76,8 @@ class ArticleItem:
       ``wayback``, a CDX endpoint's URL, ``warc:<file name>``);
     - ``captured_at``: when the archive captured the page, timezone-aware UTC.
 
-    The corpus pipeline stores both (``articles.archive``, ``captured_at``).
+    The corpus pipeline stores both (``articles.archive``, ``captured_at``), and every
+    field above in the column of its name (``authors`` joined by ``、``).
     """
 
     url: str
@@ -86,5 +93,16 @@ class ArticleItem:
     raw_text: str = field(default="", repr=False)
     content: str = field(default="", repr=False)
     encoding: str | None = None
+    authors: tuple[str, ...] = ()
+    authors_source: str | None = None
+    origin: str | None = None
+    origin_source: str | None = None
+    editor: str | None = None
+    section: str | None = None
+    section_source: str | None = None
+    language: str | None = None
+    script: str | None = None
+    image: str | None = None
+    image_caption: str | None = None
     archive: str | None = None
     captured_at: datetime | None = field(default=None, metadata=_TIME)

@@ -20,6 +20,12 @@ is torn, not a 2xx answer, not HTML, or it now fails extraction (no body, no tit
 line boilerplate, not HTML to the extractor, a worker that died twice on it). A row whose
 page a crawl re-fetched meanwhile (``content_md5`` moved) is left to the crawl.
 
+Archives are read with FastWARC (:func:`newsspider.backfill.warcscan.warc_responses`, the
+reader of ``scrapy backfill --warc``): the gunzip and the WARC and HTTP header parsing, this
+process's share of the work beside the extraction workers, in native code
+(``benchmarks/reextract_speed.py``). A corrupt stretch of an archive is counted and read
+past; the records after it are re-extracted too.
+
 Each batch of :data:`BATCH` pages is one transaction, so a run killed at any moment (even
 SIGKILL) leaves every row either as it was or fully rewritten; running it again completes
 it (rows already rewritten come out the same and are not touched again).
@@ -27,7 +33,6 @@ it (rows already rewritten come out the same and are not touched again).
 
 from __future__ import annotations
 
-import gzip
 import logging
 import os
 import zlib
@@ -41,26 +46,18 @@ from typing import Any
 
 from scrapy.http import Headers, TextResponse
 from scrapy.responsetypes import responsetypes
-from warcio.archiveiterator import ArchiveIterator
-from warcio.bufferedreaders import ChunkedDataReader
-from warcio.exceptions import ArchiveLoadFailed
 
+from newsspider.backfill.warcscan import Tape, WarcResponse, decode_body, warc_responses
 from newsspider.extraction import ExtractionError
 from newsspider.extraction.linehash import page_md5
 from newsspider.extraction.model import ExtractedArticle
 from newsspider.extraction.registry import get_extractor, registered
-from newsspider.replay import _header_bytes
 from newsspider.sites import SITES
 from newsspider.spiders.news import ITEM_HEADERS
 from newsspider.storage import Engine, SqlLineTable, load_all_thresholds, transaction
 from newsspider.storage.fts import sync_search
 from newsspider.storage.rewrite import StoredArticle, rewrite_articles, stored_by_url
 from newsspider.workers import WorkerDied, WorkerPool, extract_page, site_headers
-
-try:  # Scrapy decodes br only when brotli is installed; so do we
-    import brotli
-except ImportError:  # pragma: no cover - depends on the environment
-    brotli = None
 
 __all__ = [
     "BATCH",
@@ -82,7 +79,7 @@ AHEAD = 3
 
 #: Every reason a page is skipped, its row left as it was.
 SKIP_REASONS = (
-    "archive_corrupt",  # an archive unreadable from some point on (counted per archive)
+    "archive_corrupt",  # a corrupt stretch of an archive, or its torn tail (each counted)
     "truncated_record",  # a record shorter than its Content-Length (a torn tail)
     "status",  # not a 2xx answer (a redirect, an error page)
     "undecodable",  # a Content-Encoding that could not be undone
@@ -130,44 +127,28 @@ class ArchivedPage:
     skip: str | None = None  # a reason of SKIP_REASONS found while reading
 
 
-def _decode_body(body: bytes, encodings: Sequence[str]) -> bytes:
-    """Undo ``Content-Encoding`` (listed in the order applied) as HttpCompressionMiddleware
-    would; ValueError for one it cannot."""
-    for enc in reversed([e.strip().lower() for e in encodings if e.strip()]):
-        if enc in ("gzip", "x-gzip"):
-            body = gzip.decompress(body)
-        elif enc == "deflate":
-            try:
-                body = zlib.decompress(body)
-            except zlib.error:
-                body = zlib.decompress(body, -zlib.MAX_WBITS)
-        elif enc == "br" and brotli is not None:
-            body = brotli.decompress(body)
-        elif enc != "identity":
-            raise ValueError(f"Content-Encoding {enc}")
-    return body
+_HOP = (b"transfer-encoding", b"connection", b"keep-alive", b"content-length")
 
 
-def _page(record: Any, body: bytes) -> ArchivedPage:
-    url = record.rec_headers.get_header("WARC-Target-URI")
-    date = record.rec_headers.get_header("WARC-Date") or ""
-    http = record.http_headers
-    fields = list(http.headers) if http else []
-    status = int(http.get_statuscode() or 0) if http else 200
-    page = ArchivedPage(url, date, status)
-    if not 200 <= status < 300:
+def _page(response: WarcResponse) -> ArchivedPage:
+    url = response.url
+    page = ArchivedPage(url, response.date, response.status)
+    if not 200 <= response.status < 300:
         page.skip = "status"
         return page
     headers = Headers()
     encodings: list[str] = []
-    for name, value in fields:
+    chunked = False
+    for name, value in response.headers:
         low = name.lower()
-        if low == "content-encoding":
-            encodings.extend(value.split(","))
-        elif low not in ("transfer-encoding", "connection", "keep-alive", "content-length"):
-            headers.appendlist(name, _header_bytes(value))
+        if low == b"content-encoding":
+            encodings.extend(value.decode("latin-1").split(","))
+        elif low == b"transfer-encoding":
+            chunked = chunked or b"chunked" in value.lower()
+        elif low not in _HOP:
+            headers.appendlist(name, value)
     try:
-        body = _decode_body(body, encodings)
+        body = decode_body(response.body, encodings, chunked=chunked)
     except (ValueError, OSError, EOFError, zlib.error) as exc:
         logger.info("undecodable body (%s): %s", exc, url)
         page.skip = "undecodable"
@@ -190,44 +171,38 @@ def archive_pages(
 ) -> Iterator[ArchivedPage]:
     """The ``response`` records of one WARC, in order, read as a stream.
 
-    A torn record is yielded with ``skip="truncated_record"``; an archive that cannot be
-    read on (corrupt gzip, garbage, a truncated tail) ends there, counted once in
-    ``counts["archive_corrupt"]`` and logged, the records before it kept. ``progress(n)``
+    A torn record is yielded with ``skip="truncated_record"``; a corrupt stretch (garbage,
+    a corrupt gzip member) is read past, and a torn tail ends the archive, each counted in
+    ``counts["archive_corrupt"]`` and logged, the records around them kept. ``progress(n)``
     is called with the KiB read since its last call.
     """
-    read = 0
     told = 0
+    events: Counter[str] = Counter()
+    torn = False
     try:
-        with open(path, "rb") as fh:
-            for record in ArchiveIterator(fh):
-                if progress is not None and (at := fh.tell() // 1024) > told:
-                    progress(at - told)
-                    told = at
-                if record.rec_type != "response":
-                    continue
-                if not record.rec_headers.get_header("WARC-Target-URI"):
-                    continue
-                http = record.http_headers
-                chunked = http is not None and "chunked" in (
-                    http.get_header("Transfer-Encoding") or ""
-                ).lower()
-                stream = ChunkedDataReader(record.raw_stream) if chunked else record.raw_stream
-                body = stream.read()
-                read += 1
-                if getattr(record.raw_stream, "limit", 0) > 0:
-                    url = record.rec_headers.get_header("WARC-Target-URI")
-                    logger.warning("%s: record of %s is truncated; skipped", path, url)
-                    yield ArchivedPage(url, "", 0, skip="truncated_record")
-                    continue
-                yield _page(record, body)
-    except (ArchiveLoadFailed, EOFError, zlib.error, OSError, ValueError) as exc:
-        logger.warning("%s: unreadable after %s records: %s", path, read, exc)
+        fh = open(path, "rb")
+    except OSError as exc:
+        logger.warning("%s: unreadable: %s", path, exc)
         if counts is not None:
             counts["archive_corrupt"] += 1
-    except Exception as exc:  # warcio on garbage can fail in any way; still just this archive
-        logger.warning("%s: unreadable after %s records: %r", path, read, exc)
-        if counts is not None:
-            counts["archive_corrupt"] += 1
+        return
+    tape = Tape(fh)
+    try:
+        for response in warc_responses(tape, events, name=str(path)):
+            if progress is not None and (at := tape.consumed // 1024) > told:
+                progress(at - told)
+                told = at
+            if response.truncated:
+                torn = True
+                logger.warning("%s: record of %s is truncated; skipped", path, response.url)
+                yield ArchivedPage(response.url, "", 0, skip="truncated_record")
+                continue
+            yield _page(response)
+    finally:
+        tape.close()
+    bad = events["corrupt"] + (0 if torn else events["truncated"])
+    if bad and counts is not None:
+        counts["archive_corrupt"] += bad
     if progress is not None and path.is_file() and (end := path.stat().st_size // 1024) > told:
         progress(end - told)
 

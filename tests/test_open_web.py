@@ -7,7 +7,7 @@ handles it, and checks that with the rule's switch off the behaviour is back
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from newsspider.extraction import best, extract_article
@@ -345,7 +345,8 @@ def test_json_ld_article_body_anchors_the_region(monkeypatch):
 
 def test_a_page_of_no_known_site_takes_its_languages_zone(monkeypatch):
     """``page_zone``: with no zone from the caller, a time without offset is read in the zone
-    the page's language points to; a zone the caller names (the site's) wins."""
+    the page's language points to; a zone the caller names (the site's) wins; without the
+    language's zone, a page with no sign of China is read in UTC, never as Beijing time."""
     body = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
     html = latin_page(f"<h1>Budget vote</h1><div>2. August 2019, 14:30 Uhr</div>{body}").replace(
         "<html>", "<html lang='de-DE'>"
@@ -354,7 +355,7 @@ def test_a_page_of_no_known_site_takes_its_languages_zone(monkeypatch):
     assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=berlin)
     assert extract_article(html, tz="Asia/Shanghai").published.tzinfo == shanghai
     monkeypatch.setattr(best, "PAGE_ZONE", False)
-    assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=shanghai)
+    assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=UTC)
 
 
 def test_a_language_the_title_contradicts_gives_no_zone():

@@ -4,6 +4,12 @@ A thin shell over :class:`newsspider.storage.Corpus` on the database of the
 ``DATABASE_URL`` setting (else ``$DATABASE_URL``, else ``data/corpus.db``). Logging is off
 so that the output is only the answer (pipe ``export`` into a file or ``jq``).
 
+``search`` also filters by what pages state about themselves: ``--author NAME`` (one of
+the article's authors, the exact name), ``--origin NAME`` (the stated source, 来源),
+``--section NAME``, ``--lang CODE`` (ISO 639-1); with one of them the QUERY may be left
+out. ``export --format parquet`` writes typed columns (pyarrow), ``-o FILE`` or a
+redirected stdout.
+
 Dates for ``--since``/``--until`` are ``YYYY-MM-DD`` or ISO 8601 times. A time without an
 offset, and a bare date, are read in ``--tz`` (default Asia/Shanghai, the zone of most
 sites). ``--since`` includes its instant or day; ``--until`` excludes its instant but
@@ -33,6 +39,7 @@ from newsspider.storage.corpus import (
     DEFAULT_TZ,
     EXPORT_COLUMNS,
     EXPORT_FORMATS,
+    TOP_RECORD,
     CorpusStats,
     utc_day_bounds,
 )
@@ -87,17 +94,19 @@ class Command(NewsCommand):
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return "search QUERY | show ID|URL | export | stats | serve | reprints  [options]"
+        return "search [QUERY] | show ID|URL | export | stats | serve | reprints  [options]"
 
     def short_desc(self) -> str:
         return "Search, show, export or count the stored articles"
 
     def long_desc(self) -> str:
         return (
-            "search QUERY: full-text search (Chinese works; any length); "
-            "show ID|URL: one article; export --format jsonl|csv [-o FILE]: every stored "
-            "field, streamed; stats: articles per site and day, newest article, line tables "
-            "(--by-origin: per month, live or each archive); "
+            "search QUERY: full-text search (Chinese works; any length), filtered by "
+            "--author/--origin/--section/--lang too (then QUERY may be left out); "
+            "show ID|URL: one article; export --format jsonl|csv|parquet [-o FILE]: every "
+            "stored field, streamed; stats: articles per site and day, newest article, line "
+            "tables, top stated origins and sections (--by-origin: per month, live or each "
+            "archive); "
             "serve [--host H] [--port P] [--token T]: the corpus in the browser, read-only; "
             "reprints [--format table|jsonl] [--rebuild]: stories of two or more articles. "
             "Dates: YYYY-MM-DD or ISO 8601; without an offset they are read in --tz."
@@ -110,12 +119,22 @@ class Command(NewsCommand):
         parser.add_argument("--until", default=None, help="published before (a date: through it)")
         parser.add_argument("--tz", default=DEFAULT_TZ, help="zone of dates without an offset")
         parser.add_argument("--limit", type=int, default=20, help="search results (20)")
+        parser.add_argument(
+            "--author", default=None, help="search: one of the authors is NAME (exact)"
+        )
+        parser.add_argument(
+            "--origin", default=None, help="search: the stated source (来源) is NAME (exact)"
+        )
+        parser.add_argument("--section", default=None, help="search: the section is NAME")
+        parser.add_argument(
+            "--lang", default=None, help="search: the body's language, ISO 639-1 (zh, en)"
+        )
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument(
             "--format",
             choices=(*EXPORT_FORMATS, "table"),
             default=None,
-            help="export: jsonl (default) or csv; reprints: table (default) or jsonl",
+            help="export: jsonl (default), csv or parquet; reprints: table (default) or jsonl",
         )
         parser.add_argument("-o", "--output", default=None, help="export to FILE (stdout)")
         parser.add_argument(
@@ -156,11 +175,15 @@ class Command(NewsCommand):
             print("adding the search index to the stored articles (once)...", file=sys.stderr)  # noqa: T201
         corpus = Corpus(engine)
         if action == "search":
-            if len(rest) != 1 or not rest[0].strip():
-                raise UsageError("search takes one QUERY (quote it if it has spaces)")
+            filtered = any((opts.author, opts.origin, opts.section, opts.lang))
+            if len(rest) > 1 or (rest and not rest[0].strip()) or not (rest or filtered):
+                raise UsageError(
+                    "search takes one QUERY (quote it if it has spaces), or none with "
+                    "--author, --origin, --section or --lang"
+                )
             if opts.limit < 1:
                 raise UsageError("--limit must be at least 1", print_help=False)
-            self._search(corpus, rest[0], opts, since, until)
+            self._search(corpus, rest[0] if rest else "", opts, since, until)
         elif action == "show":
             if len(rest) != 1:
                 raise UsageError("show takes one ID or URL")
@@ -170,7 +193,9 @@ class Command(NewsCommand):
                 raise UsageError("export takes no arguments, only options")
             opts.format = opts.format or "jsonl"
             if opts.format not in EXPORT_FORMATS:
-                raise UsageError("export --format is jsonl or csv", print_help=False)
+                raise UsageError(
+                    "export --format is jsonl or csv (text) or parquet (typed)", print_help=False
+                )
             self._export(corpus, opts, since, until)
         elif action == "reprints":
             if rest:
@@ -211,7 +236,17 @@ class Command(NewsCommand):
         until: datetime | None,
     ) -> None:
         fetch = opts.limit * COLLAPSE_FETCH if opts.collapse else opts.limit
-        hits = corpus.search(query, site=opts.site, since=since, until=until, limit=fetch)
+        hits = corpus.search(
+            query,
+            site=opts.site,
+            since=since,
+            until=until,
+            limit=fetch,
+            author=opts.author,
+            origin=opts.origin,
+            section=opts.section,
+            language=opts.lang,
+        )
         if opts.collapse:
             self._search_collapsed(corpus, query, hits[: fetch], opts)
             return
@@ -219,7 +254,7 @@ class Command(NewsCommand):
             print(json.dumps([h.as_dict() for h in hits], ensure_ascii=False, indent=2))  # noqa: T201
             return
         if not hits:
-            print(f"no article contains {query!r}")  # noqa: T201
+            print(_nothing(query, opts))  # noqa: T201
             return
         for h in hits:
             print(f"{h.id}\t{h.site}\t{_local(h.published, h.site)}\t{h.title or '-'}")  # noqa: T201
@@ -247,6 +282,8 @@ class Command(NewsCommand):
         if article.archive is not None:  # fetched from a web archive (scrapy backfill)
             captured = _local(article.captured_at, article.site)
             print(f"{'archive:':13}{article.archive}, captured {captured}")  # noqa: T201
+        for name, value in _stated(article):
+            print(f"{name + ':':13}{value}")  # noqa: T201
         if story is None:
             print(f"{'story:':13}- (not yet grouped: scrapy corpus reprints)")  # noqa: T201
         elif len(story.members) == 1:
@@ -278,7 +315,7 @@ class Command(NewsCommand):
             print(json.dumps(out, ensure_ascii=False, indent=2))  # noqa: T201
             return
         if not shown:
-            print(f"no article contains {query!r}")  # noqa: T201
+            print(_nothing(query, opts))  # noqa: T201
             return
         for h, _, sites in shown:
             print(f"{h.id}\t{h.site}\t{_local(h.published, h.site)}\t{h.title or '-'}")  # noqa: T201
@@ -318,6 +355,10 @@ class Command(NewsCommand):
         until: datetime | None,
     ) -> None:
         to_file = bool(opts.output and opts.output != "-")
+        if opts.format == "parquet" and not to_file and sys.stdout.isatty():
+            raise UsageError(
+                "parquet is binary: give -o FILE or redirect stdout", print_help=False
+            )
         # A bar on a terminal, never over the export itself (stdout on the same terminal).
         bar_on = stderr_is_terminal() and (to_file or not sys.stdout.isatty())
         total = corpus.count(site=opts.site, since=since, until=until) if bar_on else None
@@ -325,8 +366,9 @@ class Command(NewsCommand):
             path = Path(opts.output)
             if not path.parent.is_dir():
                 raise UsageError(f"no such folder: {path.parent}", print_help=False)
+            text = {"encoding": "utf-8", "newline": ""}
             with (
-                open(path, "w", encoding="utf-8", newline="") as fh,
+                open(path, "wb") if opts.format == "parquet" else open(path, "w", **text) as fh,
                 progress_bar(total, desc="export", unit="article", enabled=bar_on) as bar,
             ):
                 n = corpus.export(
@@ -334,7 +376,7 @@ class Command(NewsCommand):
                 )
             print(f"exported {n} articles to {path}", file=sys.stderr)  # noqa: T201
             return
-        out: IO[str] = sys.stdout
+        out: IO[Any] = sys.stdout.buffer if opts.format == "parquet" else sys.stdout
         with progress_bar(total, desc="export", unit="article", enabled=bar_on) as bar:
             corpus.export(
                 out, opts.format, site=opts.site, since=since, until=until, progress=bar.update
@@ -354,7 +396,24 @@ class Command(NewsCommand):
             self._origin_tables(stats)
             return
         self._stats_tables(stats, opts)
+        self._record_tables(stats)
         self._reprint_tables(reprints, opts.site)
+
+    def _record_tables(self, stats: CorpusStats) -> None:
+        """``stats``: per site, the stated origins and sections with the most articles."""
+        rows = [
+            (
+                s.site,
+                ", ".join(f"{o} {n}" for o, n in s.top_origins) or "-",
+                ", ".join(f"{o} {n}" for o, n in s.top_sections) or "-",
+            )
+            for s in stats.sites.values()
+            if s.top_origins or s.top_sections
+        ]
+        if not rows:
+            return
+        print(f"\ntop {TOP_RECORD} stated origins (来源) and sections per site (articles):")  # noqa: T201
+        print(_table(("site", "origins", "sections"), rows))  # noqa: T201
 
     def _origin_tables(self, stats: CorpusStats) -> None:
         """``stats --by-origin``: per site, articles per UTC publication month (newest
@@ -432,6 +491,41 @@ class Command(NewsCommand):
         if any(n != "0" for n in undated):
             day_rows.append(("no time", *undated))
         print(_table(("day", *sites), day_rows))  # noqa: T201
+
+
+def _nothing(query: str, opts: argparse.Namespace) -> str:
+    """What ``search`` prints when nothing matches: the query and the filters given."""
+    given = [
+        f"{name} {value!r}"
+        for name, value in (
+            ("author", opts.author),
+            ("origin", opts.origin),
+            ("section", opts.section),
+            ("language", opts.lang),
+        )
+        if value
+    ]
+    what = f"contains {query!r}" if query else ""
+    if given:
+        what += (" with " if what else "has ") + ", ".join(given)
+    return f"no article {what}"
+
+
+def _stated(article: Article) -> list[tuple[str, str]]:
+    """What the page states about itself, for ``show``: the fields it has, as lines."""
+    out: list[tuple[str, str]] = []
+    for name in ("authors", "origin", "editor", "section"):
+        value = getattr(article, name)
+        found = getattr(article, f"{name}_source", None)
+        if value:
+            out.append((name, value + (f"  [{found}]" if found else "")))
+    language = "/".join(v for v in (article.language, article.script) if v)
+    if language:
+        out.append(("language", language))
+    if article.image:
+        caption = f"  ({article.image_caption})" if article.image_caption else ""
+        out.append(("image", article.image + caption))
+    return out
 
 
 def _record(article: Article) -> dict[str, Any]:

@@ -5,7 +5,10 @@ saved pages (:func:`newsspider.evaluation.load_cases`). Per dataset: token
 precision/recall/F1 (each CJK character one token, each run of letters/digits one
 token), qualified % and excellent % as Zou & Zhong 2011 §2 define them, title and
 date accuracy over the pages whose gold has them, pages/s. Fields the gold lacks
-are skipped, not counted wrong.
+are skipped, not counted wrong. The record fields are scored where gold exists (a
+second table): authors (exact on the set of names; a page whose gold is ``""`` is right
+only when none is given), origin and editor (a dataset's own gold, else the repository's
+supplementary gold, ``--gold``), and the detected language against each page's ``lang``.
 
 ``--method`` takes a registry name (:mod:`newsspider.extraction.registry`), several
 separated by commas, or ``all``; each run is labelled with its name.
@@ -22,10 +25,13 @@ from scrapy.exceptions import UsageError
 
 from newsspider.cli import NewsCommand
 from newsspider.evaluation import (
+    GOLD_DIR,
     count_cases,
     evaluate,
     format_markdown,
+    format_record_table,
     format_table,
+    load_cases,
     pass_count,
 )
 from newsspider.extraction.method import Extractor
@@ -60,6 +66,12 @@ class Command(NewsCommand):
         )
         parser.add_argument("--cases", action="store_true", help="with --json: per-page rows")
         parser.add_argument("--worst", type=int, default=0, help="list the N worst pages")
+        parser.add_argument(
+            "--gold",
+            default=None,
+            help="folder of supplementary record gold, DATASET.jsonl (default: the "
+            "repository's tests/fixtures/gold)",
+        )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args:
@@ -68,6 +80,8 @@ class Command(NewsCommand):
         for d in dirs:
             if not (d / "cases.jsonl").is_file():
                 raise UsageError(f"{d} is not a dataset folder (no cases.jsonl)")
+        if opts.gold and not Path(opts.gold).is_dir():
+            raise UsageError(f"--gold {opts.gold} is not a folder")
         method = opts.method or self.settings.get("EXTRACTOR")
         names = NAMES if method == "all" else tuple(method.split(","))
         try:
@@ -84,11 +98,21 @@ class Command(NewsCommand):
         # One bar: every page of every dataset, per method, warm-up pass included.
         total = sum(map(count_cases, dirs)) * len(runs) * pass_count(warmup=True)
         with progress_bar(total, desc="evaluate", unit="page") as bar:
-            reports = [
-                evaluate(d, extractor, name=extractor.name, warmup=True, progress=bar.update)
-                for d in dirs
-                for extractor in runs
-            ]
+            gold = Path(opts.gold) if opts.gold else GOLD_DIR
+            reports = []
+            for d in dirs:
+                cases = list(load_cases(d, gold))
+                for extractor in runs:
+                    reports.append(
+                        evaluate(
+                            cases,
+                            extractor,
+                            name=extractor.name,
+                            dataset=d.name,
+                            warmup=True,
+                            progress=bar.update,
+                        )
+                    )
         if opts.json:
             out = [r.as_dict(cases=opts.cases) for r in reports]
             print(json.dumps(out, ensure_ascii=False, indent=2, default=str))  # noqa: T201
@@ -96,6 +120,9 @@ class Command(NewsCommand):
             print(format_markdown(reports))  # noqa: T201
         else:
             print(format_table(reports))  # noqa: T201
+            if record := format_record_table(reports):
+                print()  # noqa: T201
+                print(record)  # noqa: T201
             for r in reports:
                 for e in r.errors:
                     print(f"error: {r.dataset} {e.case_id}: {e.error}: {e.message}")  # noqa: T201

@@ -1,7 +1,9 @@
 """``scrapy extract FILE_OR_URL``: run extraction on one page, offline for files.
 
 ``--method`` names the method (a name of :mod:`newsspider.extraction.registry`;
-default: the ``EXTRACTOR`` setting). Prints title, time, encoding and body;
+default: the ``EXTRACTOR`` setting). Prints title, time, the record fields (authors,
+origin, editor, section, language, script, image; each with its source where it has
+one), encoding and body (``--json``: every field of the result);
 ``--blocks`` prints the method's own table, so anyone can see why a page came out as
 it did: for ``blockstats`` and ``blockstats-paper`` the block table of Zou & Zhong 2011
 §1.2.2 (index, blocknum, sblocknum, in mainblockset or not, first characters) with N'min
@@ -13,9 +15,11 @@ does the same), so settings such as USER_AGENT apply.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,7 +30,7 @@ from twisted.python.failure import Failure
 
 from newsspider.cli import NewsCommand, time_zone
 from newsspider.errors import UserError
-from newsspider.extraction import ExtractionError
+from newsspider.extraction import ExtractedArticle, ExtractionError
 from newsspider.extraction.encoding import decode_html
 from newsspider.extraction.page import content_type_of, parse_html
 from newsspider.extraction.paper import paper_blocks
@@ -57,6 +61,9 @@ class Command(NewsCommand):
         )
         parser.add_argument("--url", default=None, help="the page's address (for a file)")
         parser.add_argument("--tz", default=None, help="site time zone (Asia/Shanghai)")
+        parser.add_argument(
+            "--site-name", default=None, help="the site's own paper, for 本报讯 (人民日报)"
+        )
         parser.add_argument("--blocks", action="store_true", help="print the block table")
         parser.add_argument("--json", action="store_true", help="print JSON")
 
@@ -87,23 +94,14 @@ class Command(NewsCommand):
         table = _xpath_table if method == "xpath" else _block_table
         rows = _xpath_rows if method == "xpath" else _block_rows
         try:
-            article = extractor(data, url, headers=headers, tz=tz)
+            article = extractor(data, url, headers=headers, tz=tz, site_name=opts.site_name)
         except ExtractionError as exc:
             # Not HTML at all (ExtractionError): the page's fault, said in one line.
             print(f"scrapy extract: error: {target}: {exc}", file=sys.stderr)  # noqa: T201
             self.exitcode = 1
             return
         if opts.json:
-            out = {
-                "url": article.url,
-                "title": article.title,
-                "title_source": article.title_source,
-                "published": article.published.isoformat() if article.published else None,
-                "published_source": article.published_source,
-                "encoding": article.encoding,
-                "mode": article.mode,
-                "text": article.text,
-            }
+            out = article_json(article)
             if opts.blocks:
                 out["blocks"] = rows(data, headers)
             print(json.dumps(out, ensure_ascii=False, indent=2))  # noqa: T201
@@ -113,6 +111,15 @@ class Command(NewsCommand):
         published = article.published.isoformat() if article.published else "-"
         print(f"title:     {article.title or '-'}  [{article.title_source or '-'}]")  # noqa: T201
         print(f"published: {published}  [{article.published_source or '-'}]")  # noqa: T201
+        authors = "、".join(article.authors) or "-"
+        print(f"authors:   {authors}  [{article.authors_source or '-'}]")  # noqa: T201
+        print(f"origin:    {article.origin or '-'}  [{article.origin_source or '-'}]")  # noqa: T201
+        print(f"editor:    {article.editor or '-'}")  # noqa: T201
+        print(f"section:   {article.section or '-'}  [{article.section_source or '-'}]")  # noqa: T201
+        print(f"language:  {article.language or '-'}    script: {article.script or '-'}")  # noqa: T201
+        if article.image:
+            caption = f"  ({article.image_caption})" if article.image_caption else ""
+            print(f"image:     {article.image}{caption}")  # noqa: T201
         print(f"encoding:  {article.encoding}    mode: {article.mode}")  # noqa: T201
         print()  # noqa: T201
         print(article.text)  # noqa: T201
@@ -144,6 +151,23 @@ class Command(NewsCommand):
             raise UserError(f"could not fetch {url}: {_why(result.get('failure'))}")
         headers = {k.decode("latin-1"): v[-1] for k, v in response.headers.items() if v}
         return response.body, headers, response.url
+
+
+def article_json(article: ExtractedArticle) -> dict[str, Any]:
+    """Every field of an extracted article as JSON values (``published`` in ISO 8601,
+    ``authors`` a list)."""
+    names = [f.name for f in dataclasses.fields(article)]
+    first = ["url", "title", "title_source", "published", "published_source"]
+    order = [*first, *(n for n in names if n not in first and n != "text"), "text"]
+    out: dict[str, Any] = {}
+    for name in order:
+        value = getattr(article, name)
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[name] = value
+    return out
 
 
 def _why(failure: Failure | None) -> str:

@@ -25,11 +25,25 @@ __all__ = ["Blockstats", "extract_article"]
 class Blockstats(Extractor):
     """Zou & Zhong 2011 block statistics: ``blockstats`` (best mode), ``blockstats-paper``."""
 
+    @property
+    def records_itself(self) -> bool:  # type: ignore[override]
+        """The best mode reads the record fields from its own blocks
+        (:func:`.best.record_around`)."""
+        return self.mode == "best"
+
     def extract(self, page: Page, url: str | None) -> ExtractedArticle:
         assert page.root is not None
         if self.mode == "paper":
             return extract_paper(page.root, url, page.encoding, page.tz)
-        return extract_best(page.root, url, page.encoding, page.tz, tz_known=page.tz_known)
+        return extract_best(
+            page.root,
+            url,
+            page.encoding,
+            page.tz,
+            tz_known=page.tz_known,
+            scan=page.scan,
+            site_name=page.site_name,
+        )
 
 
 _BY_MODE: dict[str, Blockstats] = {
@@ -45,14 +59,17 @@ def extract_article(
     headers: Mapping[Any, Any] | None = None,
     mode: Mode | str = "best",
     tz: tzinfo | str | None = None,
+    site_name: str | None = None,
 ) -> ExtractedArticle:
     """Extract headline, publication time and body from one page.
 
     ``html`` is the raw bytes as served (any Chinese encoding) or an already
     decoded string. ``headers`` may carry the HTTP Content-Type (its charset
     is the first declaration tried). ``tz`` is the site's time zone, used for
-    times the page gives without an offset. ``mode`` is ``"best"`` or
-    ``"paper"``.
+    times the page gives without an offset (without one: Asia/Shanghai for a page
+    showing a sign of China, else UTC, or the zone its language points to).
+    ``site_name`` is the site's own name (the paper a ``本报讯`` stands for).
+    ``mode`` is ``"best"`` or ``"paper"``.
 
     Raises :class:`~.errors.ExtractionError` when the input is not an HTML page
     at all (empty, binary); a page without an article gives empty ``text``.
@@ -60,4 +77,4 @@ def extract_article(
     extractor = _BY_MODE.get(mode)
     if extractor is None:
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-    return extractor(html, url, headers=headers, tz=tz)
+    return extractor(html, url, headers=headers, tz=tz, site_name=site_name)

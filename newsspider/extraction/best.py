@@ -225,8 +225,11 @@ was kept because ``scrapy evaluate`` showed it helps on the labelled datasets
     A time without an offset takes the site's zone (the caller's ``tz``);
     for a page of no known site (no ``tz`` given) the zone its language
     points to (``<html lang>``, ``og:locale``: ``de`` Europe/Berlin, ``zh-TW``
-    Asia/Taipei, ``en-GB`` Europe/London; bare ``en`` names none) comes
-    before Asia/Shanghai.
+    Asia/Taipei, ``en-GB`` Europe/London; bare ``en`` names none, and gives way
+    to an ``og:locale`` of English with a country) comes first; else
+    Asia/Shanghai only for a page that shows a sign of China (Chinese text, a
+    ``zh`` language, a Chinese domain: :func:`.page.china_sign`), UTC for any
+    other (an English page was read as Beijing time and came out a day off).
 
 ``site_suffix_titles`` (§1.2.3, with ``meta_first``)
     ``og:title`` and the JSON-LD headline often carry the site's name after a
@@ -274,6 +277,14 @@ from .metadata import json_ld_article_body, page_metadata
 from .model import ExtractedArticle
 from .page import parse_html
 from .paper import paper_time_blocks, paper_title
+from .record import (
+    Around,
+    PageScan,
+    around_body,
+    is_record_line,
+    page_record,
+    record_line_hint,
+)
 from .title_time import best_title, combine_published, strip_spaces
 
 #: ``form_is_layout``: form is layout (type II), not noise (type I).
@@ -1097,11 +1108,21 @@ def language_fits_title(lang: str, root: etree._Element) -> bool:
 
 
 def page_language(root: etree._Element) -> str | None:
-    """``date_forms``: the page's language, ``<html lang>`` else ``og:locale``."""
+    """``date_forms``: the page's language, ``<html lang>`` else ``og:locale``; a bare
+    ``<html lang>`` (``en``) gives way to an ``og:locale`` of that language with a country
+    (``en_GB``): ``page_zone`` and the order of numeric dates need the country."""
     lang = root.get("lang") or root.get("{http://www.w3.org/XML/1998/namespace}lang")
+    locale = _XP_OG_LOCALE(root).strip()
     if lang:
+        bare = lang.strip().lower()
+        if (
+            locale
+            and "-" not in bare
+            and "_" not in bare
+            and locale.lower().replace("_", "-").startswith(bare + "-")
+        ):
+            return locale
         return lang
-    locale = _XP_OG_LOCALE(root)
     return locale or None
 
 
@@ -1314,20 +1335,30 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
 
 
 def extract_best(
-    root: etree._Element, url: str | None, encoding: str, tz: tzinfo, *, tz_known: bool = True
+    root: etree._Element,
+    url: str | None,
+    encoding: str,
+    tz: tzinfo,
+    *,
+    tz_known: bool = True,
+    scan: PageScan | None = None,
+    site_name: str | None = None,
 ) -> ExtractedArticle:
     """The best mode on a parsed page (modifies ``root``).
 
     ``tz_known=False``: ``tz`` is the default, not the site's; ``page_zone`` may
-    take the page's own zone instead.
+    take the page's own zone instead. ``scan``: the page's metadata read before
+    (:func:`.record.scan_page`); with it the record fields are read from the lines
+    around the body (:func:`.record.page_record`; ``site_name`` for ``本报讯``).
     """
     lang = page_language(root) if DATE_FORMS or PAGE_ZONE else None
     if PAGE_ZONE and not tz_known and lang and language_fits_title(lang, root):
         tz = zone_for_language(lang) or tz
-    meta, page_title, published_meta = page_metadata(root, tz)
+    scanned = scan.meta if scan is not None else None
+    meta, page_title, published_meta = page_metadata(root, tz, scanned=scanned)
     if meta is not None and SITE_SUFFIX_TITLES:
         meta = headline_for_title(root, meta)
-    ld_body = json_ld_article_body(root) if ARTICLE_ANCHOR else None
+    ld_body = json_ld_article_body(root, scanned) if ARTICLE_ANCHOR else None
     day_first = day_first_for(lang) if DATE_FORMS else False
     for head in root.findall("head"):  # head_not_body: read above, never body
         root.remove(head)
@@ -1366,7 +1397,10 @@ def extract_best(
     if unblanked is not None and blanked:
         candidates.append(None)  # the page without the noise blanked, last
     page_textnum, page_stats = textnum, stats
-    chosen: tuple[int, str, BlockStatistics, str | None, str | None, list[str]] | None = None
+    chosen: (
+        tuple[int, str, BlockStatistics, str | None, str | None, list[str], list[int], list[int]]
+        | None
+    ) = None
     for candidate in candidates:
         if candidate is None:  # next_candidate: a body blanked whole (in a comment-named section)
             blockset.text, blockset.blocknum, blockset.link_chars = unblanked  # type: ignore[misc]
@@ -1376,19 +1410,23 @@ def extract_best(
         title, title_source = best_title(paper_title(blockset, stats, nonempty=True), meta, page_title)
         body = select_body(blockset, stats, textnum)
         body = trim_edge_lines(blockset, drop_title_line(blockset, body, title), tz)
+        dropped: list[int] = []
+        if RECORD_LINES:
+            body, dropped = drop_record_lines(blockset, body)
         text = visible_text("\n".join(blockset.text[i] for i in body))
         size = sum(textnum[i] for i in body)
         if chosen is None or size > chosen[0]:
-            chosen = (size, text, stats, title, title_source, blockset.text)
+            chosen = (size, text, stats, title, title_source, blockset.text, body, dropped)
         if size >= NEXT_MIN_CHARS or not NEXT_CANDIDATE:
             break
     assert chosen is not None
-    _, text, stats, title, title_source, blockset.text = chosen  # the time is read in its blocks
+    # the time is read in the chosen candidate's blocks
+    _, text, stats, title, title_source, blockset.text, body, dropped = chosen
     if noscripts and len(text) < NOSCRIPT_MIN_CHARS:
         text = noscript_body(noscripts, url, encoding, tz) or text
     published, source = best_published(blockset, stats, published_meta, url, tz, title, day_first)
 
-    return ExtractedArticle(
+    article = ExtractedArticle(
         title=title,
         published=published,
         published_source=source,
@@ -1398,3 +1436,64 @@ def extract_best(
         url=url,
         title_source=title_source,
     )
+    if scan is not None:
+        record = page_record(
+            scan,
+            record_around(blockset, body, title, dropped),
+            blockset.text,
+            text,
+            title,
+            url,
+            site_name,
+        )
+        for name in record.__slots__:
+            setattr(article, name, getattr(record, name))
+    return article
+
+
+def record_around(
+    blockset: Blockset, body: list[int], title: str | None, dropped: list[int] = ()  # type: ignore[assignment]
+) -> Around:
+    """The lines around the body (:class:`.record.Around`): the page's blocks above the
+    body up to its headline and under it, and the byline, source and editor lines
+    ``record_lines`` dropped from it; blocks that are all link text (navigation) are not
+    read. The lines between the body's first and last that are not body but are such a
+    line are read too."""
+    if not body:
+        return Around()
+    headline = headline_block(blockset, title, body[0])
+    blocknum, link_chars = blockset.blocknum, blockset.link_chars
+
+    def nav(i: int) -> bool:  # all link text
+        return 0 < blocknum[i] <= link_chars[i]
+
+    first = min(body[0], dropped[0]) if dropped else body[0]
+    last = max(body[-1], dropped[-1]) if dropped else body[-1]
+    text = blockset.text
+    kept = set(body)
+    inside = sorted(
+        {*dropped}
+        | {
+            i
+            for i in range(first, last + 1)
+            if i not in kept and record_line_hint(text[i]) and is_record_line(text[i])
+        }
+    )
+    return around_body(text, first, last, headline, nav, inside)
+
+
+#: ``record_lines``: on (the ablation switches it off). What a line must hold to be tried as
+#: a byline, source or editor line (a cheap test before :func:`.record.is_record_line`).
+RECORD_LINES = True
+
+
+def drop_record_lines(blockset: Blockset, body: list[int]) -> tuple[list[int], list[int]]:
+    """``record_lines``: a body line that is nothing but a byline, source or editor line
+    (``（责任编辑：魏喆）``, ``来源：新华网``, ``本报记者 葛灵丹``) is not body, wherever it
+    stands; the record fields read it (:mod:`.record`). Returns (kept, dropped)."""
+    text = blockset.text
+    dropped = [i for i in body if record_line_hint(text[i]) and is_record_line(text[i])]
+    if not dropped:
+        return body, dropped
+    gone = set(dropped)
+    return [i for i in body if i not in gone], dropped

@@ -472,6 +472,8 @@ def mark_blocks(
     type_i: tuple[str, ...] = TYPE_I,
     type_ii: tuple[str, ...] = TYPE_II,
     noise: NoiseRule | None = None,
+    *,
+    walk: bool = True,
 ) -> Marked:
     """Apply §1.2.1 steps 2-3 to ``root``; return the marked text.
 
@@ -480,7 +482,9 @@ def mark_blocks(
     type II element (``noise_containers``); :func:`split_blocks` returns the
     indices it says yes to as ``Blockset.flagged``. The tree may lose its
     type I elements (when the elements are asked for, or on the fallback
-    path), so the caller must take any metadata from it first.
+    path), so the caller must take any metadata from it first. ``walk=False``: no
+    fallback (it writes markers into the tree); ``etree.XSLTApplyError`` is raised
+    instead, and the tree is left as it was.
     """
     type_i, type_ii = tuple(type_i), tuple(type_ii)
     try:
@@ -493,6 +497,8 @@ def mark_blocks(
         )
         text = str(xslt(root))
     except etree.XSLTApplyError:  # template recursion limit: a tree deeper than lxml parses
+        if not walk:  # the caller must keep the tree as it is: the walk marks it
+            raise
         return _mark_by_walk(root, type_i, type_ii, noise)
     noisy: list[int] = []
     if noise is not None and ATTRS_OPEN in text:

@@ -34,8 +34,10 @@ __all__ = [
     "META_TITLE_KEYS",
     "html_title",
     "json_ld_article_body",
+    "json_ld_objects",
     "meta_published",
     "meta_title",
+    "meta_values",
     "page_metadata",
 ]
 
@@ -216,6 +218,27 @@ def _json_ld_objects(texts: list[str]) -> list[dict[str, Any]]:
     return sorted(objects, key=lambda obj: not is_article(obj))
 
 
+@dataclass(slots=True)
+class MetaScan:
+    """What one walk of a page's tree read: ``<meta>`` values (lower-cased name, property or
+    itemprop -> the first non-empty content), ``<title>`` and ``<time>`` elements, and the
+    JSON-LD objects (lists, ``@graph`` and nesting followed, article types first). Read once
+    (:func:`scan_metadata`), before a method changes the tree, by every reader of metadata."""
+
+    scan: _Scan
+    objects: list[dict[str, Any]]
+
+    @property
+    def metas(self) -> dict[str, str]:
+        return self.scan.metas
+
+
+def scan_metadata(tree: etree._Element) -> MetaScan:
+    """:class:`MetaScan` of a page: one walk of the tree, its JSON-LD parsed."""
+    scan = _scan(tree)
+    return MetaScan(scan, _json_ld_objects(scan.json_ld))
+
+
 def _json_ld_value(objects: list[dict[str, Any]], key: str) -> Iterator[str]:
     for obj in objects:
         value = obj.get(key)
@@ -379,13 +402,16 @@ def page_metadata(
     tree: etree._Element,
     tz: tzinfo,
     stop_words: Iterable[str] = DEFAULT_TITLE_STOP_WORDS,
+    scanned: MetaScan | None = None,
 ) -> tuple[tuple[str, str] | None, str | None, tuple[datetime, str] | None]:
     """``(meta_title, html_title, meta_published)`` from one walk of the tree.
 
-    The same values as the three functions called one by one, read once.
+    The same values as the three functions called one by one, read once (``scanned``:
+    the walk a caller made already, :func:`scan_metadata`).
     """
-    scan = _scan(tree)
-    objects = _json_ld_objects(scan.json_ld)
+    if scanned is None:
+        scanned = scan_metadata(tree)
+    scan, objects = scanned.scan, scanned.objects
     return (
         _meta_title(scan, objects),
         _html_title(scan, stop_words),
@@ -393,12 +419,19 @@ def page_metadata(
     )
 
 
-def json_ld_article_body(tree: etree._Element) -> str | None:
+def json_ld_article_body(tree: etree._Element, scanned: MetaScan | None = None) -> str | None:
     """JSON-LD ``articleBody`` (article types first), whitespace collapsed, or None.
 
     Read by the best mode's ``article_anchor`` to find where the article is on
     the page (the text itself may be cut or lack its paragraphs).
     """
+    if scanned is not None:
+        if not any("articleBody" in text for text in scanned.scan.json_ld):
+            return None
+        for value in _json_ld_value(scanned.objects, "articleBody"):
+            if body := _clean(value):
+                return body
+        return None
     texts = [
         el.text
         for el in tree.iter("script")

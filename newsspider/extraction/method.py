@@ -6,9 +6,13 @@ before block statistics, Jing & Zuo) is an :class:`Extractor`: a callable with a
 ``name`` (the one it is registered under in :mod:`.registry`) and a ``mode``.
 
 The steps the methods share sit here once: decoding and parsing the page
-(:func:`.page.load_page`), and the empty result for a page in which lxml finds no
-document. A method only says what it does with the parsed page
-(:meth:`Extractor.extract`).
+(:func:`.page.load_page`), the empty result for a page in which lxml finds no
+document, and the record fields beside title and time (:mod:`.record`: the page's
+metadata read before the method changes the tree, the lines around the body it chose;
+the body's language and script, :mod:`.language`). A method only says what it does
+with the parsed page (:meth:`Extractor.extract`); one that reads the lines around its
+body itself (``records_itself``: block statistics' best mode, which has them as blocks)
+fills the record fields in its result.
 """
 
 from __future__ import annotations
@@ -18,10 +22,15 @@ from collections.abc import Mapping
 from datetime import tzinfo
 from typing import Any, Literal
 
+from .language import detect_language, detect_script
 from .model import ExtractedArticle
 from .page import Page, empty_article, load_page
+from .record import page_lines, record_from_lines, scan_page
 
 __all__ = ["MODES", "Extractor", "Mode"]
+
+#: A body shorter than this (characters) is read together with the title for its language.
+LANGUAGE_MIN_BODY = 100
 
 #: ``paper``: a paper's method alone; ``best``: block statistics with the measured
 #: improvements of :mod:`.best`. Only the methods built on block statistics have both.
@@ -32,13 +41,17 @@ MODES: tuple[Mode, ...] = ("paper", "best")
 class Extractor(ABC):
     """One extraction method in one mode, called like a function.
 
-    ``extractor(html, url, headers=..., tz=..., **params)``: ``html`` is the raw
-    bytes as served (any Chinese encoding) or a decoded string, ``headers`` may
+    ``extractor(html, url, headers=..., tz=..., site_name=..., **params)``: ``html`` is
+    the raw bytes as served (any Chinese encoding) or a decoded string, ``headers`` may
     carry the HTTP Content-Type (its charset is tried first), ``tz`` is the site's
-    zone for times given without an offset, ``params`` are the method's own
-    parameters. Raises :class:`~.errors.ExtractionError` when the input is not
-    HTML at all; a page without an article gives empty ``text``.
+    zone for times given without an offset, ``site_name`` the site's own name (the
+    paper a ``本报讯`` stands for), ``params`` are the method's own parameters. Raises
+    :class:`~.errors.ExtractionError` when the input is not HTML at all; a page without
+    an article gives empty ``text``.
     """
+
+    #: whether :meth:`extract` fills the record fields itself (from its own blocks)
+    records_itself: bool = False
 
     def __init__(self, name: str, mode: Mode = "paper") -> None:
         if mode not in MODES:
@@ -53,12 +66,28 @@ class Extractor(ABC):
         *,
         headers: Mapping[Any, Any] | None = None,
         tz: tzinfo | str | None = None,
+        site_name: str | None = None,
         **params: Any,
     ) -> ExtractedArticle:
-        page = load_page(html, headers=headers, tz=tz)
+        page = load_page(html, headers=headers, tz=tz, url=url)
         if page.root is None:
             return empty_article(page, url, self.mode)
-        return self.extract(page, url, **params)
+        page.scan = scan_page(page.root, page.markup)
+        page.site_name = site_name
+        lines = None if self.records_itself else page_lines(page.root)
+        article = self.extract(page, url, **params)
+        if lines is not None:
+            record = record_from_lines(
+                page.scan, lines[0], lines[1], article.text, article.title, url, site_name
+            )
+            for name in record.__slots__:
+                setattr(article, name, getattr(record, name))
+        sample = article.text
+        if len(sample) < LANGUAGE_MIN_BODY:  # a body too short to tell: the title too
+            sample = f"{article.title or ''}\n{sample}"
+        article.language = detect_language(sample)
+        article.script = detect_script(sample) if article.language == "zh" else None
+        return article
 
     @abstractmethod
     def extract(self, page: Page, url: str | None, **params: Any) -> ExtractedArticle:

@@ -21,6 +21,13 @@ class ExtractedArticle:
     the time states: ``second``, ``minute``, ``hour``, ``day`` (a date without a clock
     time) or ``month`` (``text:issue``); when not given it is derived from ``published``
     and ``published_source`` (:func:`.dates.time_precision`).
+
+    Record fields (:mod:`.record`), each None / empty when the page does not state it:
+    ``authors`` the writers' names without roles or agencies (``authors_source`` says
+    where they were read); ``origin`` the stated source, normalised (``origin_source``);
+    ``editor`` the responsible editor; ``section`` the site's section (``section_source``);
+    ``language`` ISO 639-1 of the body; ``script`` ``simplified`` / ``traditional`` /
+    ``mixed`` for Chinese; ``image`` an absolute URL and ``image_caption``.
     """
 
     title: str | None
@@ -32,6 +39,17 @@ class ExtractedArticle:
     url: str | None = None
     title_source: str | None = None
     published_precision: str | None = None
+    authors: tuple[str, ...] = ()
+    authors_source: str | None = None
+    origin: str | None = None
+    origin_source: str | None = None
+    editor: str | None = None
+    section: str | None = None
+    section_source: str | None = None
+    language: str | None = None
+    script: str | None = None
+    image: str | None = None
+    image_caption: str | None = None
 
     def __post_init__(self) -> None:
         if self.published_precision is None:

@@ -84,6 +84,7 @@ from newsspider.storage import (
     transaction,
     upsert_articles,
 )
+from newsspider.storage.db import join_authors
 from newsspider.storage.fts import SEARCH_SYNC_SECONDS, sync_search
 from newsspider.storage.runs import finish_crawl_run, start_crawl_run
 from newsspider.storage.stories import assign_stories
@@ -426,6 +427,17 @@ class CorpusPipeline:
                         "fetched_at": adapter["fetched_at"],
                         "archive": adapter.get("archive"),
                         "captured_at": adapter.get("captured_at"),
+                        "authors": join_authors(adapter.get("authors")),
+                        "authors_source": adapter.get("authors_source"),
+                        "origin": adapter.get("origin"),
+                        "origin_source": adapter.get("origin_source"),
+                        "editor": adapter.get("editor"),
+                        "section": adapter.get("section"),
+                        "section_source": adapter.get("section_source"),
+                        "language": adapter.get("language"),
+                        "script": adapter.get("script"),
+                        "image": adapter.get("image"),
+                        "image_caption": adapter.get("image_caption"),
                     }
                 )
                 self.site_keys.add(site)

@@ -69,6 +69,23 @@ from newsspider.workers import (
 logger = logging.getLogger(__name__)
 
 
+#: What a page states about itself: ``ExtractedArticle`` fields copied to the item under
+#: the same names (docs/fields.md).
+RECORD_FIELDS = (
+    "authors",
+    "authors_source",
+    "origin",
+    "origin_source",
+    "editor",
+    "section",
+    "section_source",
+    "language",
+    "script",
+    "image",
+    "image_caption",
+)
+
+
 class NotHtml(DropItem):
     """The response is not an HTML page (empty, binary): ExtractionError."""
 
@@ -94,7 +111,8 @@ class RenderFailed(DropItem):
 
 
 class ExtractionPipeline:
-    """Fill ``title``, ``published``, ``raw_text`` and ``encoding`` of an ArticleItem.
+    """Fill ``title``, ``published``, ``raw_text``, ``encoding`` and what the page states
+    about itself (:data:`RECORD_FIELDS`) of an ArticleItem.
 
     The site's time zone (``Site.tz``) is used for times the page gives without
     an offset. Pages without body or title are dropped with a reason that
@@ -265,6 +283,14 @@ class ExtractionPipeline:
         adapter["published_precision"] = article.published_precision
         adapter["raw_text"] = article.text
         adapter["encoding"] = article.encoding
+        for name in RECORD_FIELDS:
+            adapter[name] = getattr(article, name, None)
+        adapter["authors"] = tuple(adapter["authors"] or ())
+        if not article.section:  # the site row's URL rule, when it has one
+            site = SITES.get(adapter["site"])
+            section = site.path_section(url) if site is not None else None
+            if section:
+                adapter["section"], adapter["section_source"] = section, "url"
         self.stats.inc_value(f"newsspider/extracted/{adapter['site']}")
         return item
 

@@ -44,6 +44,10 @@ class Feed:
     body: str | None = None
 
 
+#: A path segment that can name a section: a word, not a date or an id.
+_SECTION = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
+
+
 @cache
 def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     """Compile a pattern tuple once: rows are frozen, so the tuple is a stable key."""
@@ -65,6 +69,9 @@ class Site:
     UTF-8); ``render`` sends article pages through Chromium before extraction, for sites
     whose HTML is a script shell; ``json_path`` is the dotted path of the article's text
     in a JSON blob embedded in the page (``props.pageProps.article.content``);
+    ``section_from_path`` says the first segment of its article URLs' paths names the
+    section (``/finance/2024/...``), the section stored when a page states none
+    (:meth:`path_section`);
     ``checked`` is False until ``scrapy sites check`` has passed for the row;
     ``enabled`` (default: ``checked``) puts it in ``scrapy nightly``; ``facts`` says where
     its facts come from; ``examples`` are article URLs its patterns were written from;
@@ -83,6 +90,7 @@ class Site:
     encoding: str | None = None
     render: bool = False
     json_path: str | None = None
+    section_from_path: bool = False
     checked: bool = True
     enabled: bool = True
     facts: str = ""
@@ -126,6 +134,17 @@ class Site:
         """Is the URL's host one of ``allowed_domains`` or below one (Scrapy's offsite rule)?"""
         host = (urlsplit(url).hostname or "").lower()
         return any(host == d or host.endswith("." + d) for d in self.allowed_domains)
+
+    def path_section(self, url: str) -> str | None:
+        """The section the URL's first path segment names, when ``section_from_path`` is set:
+        ``https://news.example.cn/Finance/2024/a.html`` -> ``finance``. None otherwise, and
+        when the path has no folder or its first segment is not a word (a date, an id)."""
+        if not self.section_from_path:
+            return None
+        segments = [s for s in urlsplit(url).path.split("/") if s]
+        if len(segments) < 2 or not _SECTION.fullmatch(segments[0]):
+            return None
+        return segments[0].lower()
 
     def canonical_url(self, url: str) -> str:
         """The form used for requests, so one article is fetched once per run.

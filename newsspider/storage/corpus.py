@@ -6,7 +6,13 @@ SQLite FTS5 with the trigram tokenizer, PostgreSQL pg_trgm, the same answers eit
 
 Time filters take aware datetimes and compare instants (stored in UTC): ``since`` is
 inclusive, ``until`` exclusive. Results are newest first (``published`` descending, rows
-without a time last, then id descending so ties have one order).
+without a time last, then id descending so ties have one order). Search also filters by
+what a page states about itself (revision 0008): an author's name, the stated origin, the
+section and the language, exact values.
+
+Exports write every column: JSON lines and CSV as text, Parquet (pyarrow, imported only
+when a Parquet file is written or read: it is large) with typed columns, written a row
+group at a time as the rows stream. docs/fields.md is the field table of all three.
 """
 
 from __future__ import annotations
@@ -14,24 +20,63 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from os import PathLike
 from typing import IO, Any, Literal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Engine, Integer, Select, func, inspect, literal_column, select
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Integer,
+    Select,
+    func,
+    inspect,
+    literal,
+    literal_column,
+    select,
+)
 from sqlalchemy.orm import Session, defer
 from sqlalchemy.orm.attributes import set_committed_value
 
 import newsspider.storage.fts as fts
+from newsspider.errors import UserError
 from newsspider.sites import SITES
 
 from .engine import engine_for
-from .models import Article, LineCount, SiteLineStats, SiteReclean, UTCDateTime
-from .schema import create_schema
+from .models import AUTHOR_SEPARATOR, Article, LineCount, SiteLineStats, SiteReclean, UTCDateTime
+from .schema import create_schema, head_revision
 
-ExportFormat = Literal["jsonl", "csv"]
-EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv")
+ExportFormat = Literal["jsonl", "csv", "parquet"]
+EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "csv", "parquet")
+#: A Parquet row group is written once it holds this many rows or this many characters of
+#: text, whichever comes first, so memory stays flat at any corpus size (the text is held
+#: twice while a group is built: as Python strings, then as Arrow's UTF-8).
+PARQUET_GROUP_ROWS = 10_000
+PARQUET_GROUP_CHARS = 4_000_000
+#: Parquet's compression: zstd keeps Chinese text at about a third of its UTF-8 size.
+PARQUET_COMPRESSION = "zstd"
+#: Columns of few distinct values, dictionary-encoded in Parquet; the others (bodies,
+#: titles, URLs) are not, which saves the writer a hash table of every value.
+PARQUET_DICTIONARY = (
+    "site",
+    "source",
+    "encoding",
+    "published_source",
+    "published_precision",
+    "archive",
+    "authors_source",
+    "origin",
+    "origin_source",
+    "section",
+    "section_source",
+    "language",
+    "script",
+)
+#: Origins and sections listed per site by :meth:`Corpus.stats` (most articles first).
+TOP_RECORD = 5
 ARTICLES = Article.__table__
 #: Every stored column, in table order: what ``export`` writes and ``read_export`` reads.
 EXPORT_COLUMNS: tuple[str, ...] = tuple(ARTICLES.c.keys())
@@ -84,6 +129,10 @@ class SiteStats:
     line_counts: int = 0
     RC: int = 0
     last_reclean_RC: int | None = None
+    #: The :data:`TOP_RECORD` stated origins and sections with the most articles, as
+    #: ``(name, articles)``, most first (articles stating none are not counted).
+    top_origins: list[tuple[str, int]] = field(default_factory=list)
+    top_sections: list[tuple[str, int]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -99,6 +148,8 @@ class SiteStats:
             "line_counts": self.line_counts,
             "RC": self.RC,
             "last_reclean_RC": self.last_reclean_RC,
+            "top_origins": [{"origin": o, "articles": n} for o, n in self.top_origins],
+            "top_sections": [{"section": o, "articles": n} for o, n in self.top_sections],
         }
 
 
@@ -183,12 +234,16 @@ class Corpus:
 
     def search(
         self,
-        query: str,
+        query: str | None,
         *,
         site: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         limit: int = 20,
+        author: str | None = None,
+        origin: str | None = None,
+        section: str | None = None,
+        language: str | None = None,
     ) -> list[SearchHit]:
         """Articles whose title or content contains ``query``, newest first.
 
@@ -197,13 +252,24 @@ class Corpus:
         characters use the FTS5 trigram index, rare two-character words the index's
         trigram list plus column-tail indexes, and the rest a ``LIKE`` walk in time order
         (``storage/fts.py``); on PostgreSQL ``ILIKE`` served by pg_trgm's GIN indexes.
+
+        ``author`` keeps articles with that exact name among their authors; ``origin``,
+        ``section`` and ``language`` (ISO 639-1, any case) those with that exact value.
+        With one of them the query may be empty or None: the newest matching articles,
+        each with the start of its body as the snippet.
         """
-        q = fts.normalize_query(query)
+        filters = _record_filters(
+            self.dialect, author=author, origin=origin, section=section, language=language
+        )
+        # No query: the filters alone (a query of nothing but spaces is still refused).
+        q = fts.normalize_query(query or "") if query or not filters else ""
         if limit < 1:
             raise ValueError("limit must be at least 1")
-        use_fts = self.backend == "fts5" and len(q) >= fts.MIN_FTS_CHARS
+        use_fts = bool(q) and self.backend == "fts5" and len(q) >= fts.MIN_FTS_CHARS
         with self.engine.connect() as conn:
-            if use_fts:
+            if not q:
+                match = None
+            elif use_fts:
                 match = fts.fts_or_queued(q)  # queued rows too: fts.py's invariant
             else:
                 short = fts.short_match(conn, q, limit) if self.backend == "fts5" else None
@@ -215,7 +281,7 @@ class Corpus:
                     ARTICLES.c.site,
                     ARTICLES.c.published,
                     ARTICLES.c.title,
-                ).where(match),
+                ).where(*filters, *([match] if match is not None else [])),
                 site,
                 since,
                 until,
@@ -249,7 +315,7 @@ class Corpus:
             missing = [i for i in ids_found if i not in snippets]  # rows not indexed yet
             if missing:
                 snippets.update(
-                    (r.id, fts.make_snippet(r.content, q))
+                    (r.id, fts.make_snippet(r.content, q) if q else _head(r.content))
                     for r in conn.execute(
                         select(ARTICLES.c.id, ARTICLES.c.content).where(ARTICLES.c.id.in_(missing))
                     )
@@ -286,7 +352,7 @@ class Corpus:
 
     def export(
         self,
-        fh: IO[str],
+        fh: IO[Any] | str | PathLike[str],
         format: ExportFormat = "jsonl",
         *,
         site: str | None = None,
@@ -303,16 +369,22 @@ class Corpus:
         ``csv``: a header line, then every value double-quoted and NULL as an empty
         *unquoted* field (PostgreSQL ``COPY ... CSV`` reads it back as NULL, Python 3.12's
         ``csv.QUOTE_NOTNULL`` too); :func:`read_export` reads either format back exactly.
-        Open ``fh`` with ``newline=""`` for CSV. ``progress(1)`` is called after each article
-        written (a command's bar, whose total :meth:`count` gives).
+        Open ``fh`` with ``newline=""`` for CSV. ``parquet``: ``fh`` is a binary file or a
+        path; typed columns (:func:`parquet_schema`: integers, times as UTC timestamps,
+        the rest strings), zstd, a row group written every :data:`PARQUET_GROUP_ROWS` rows
+        or :data:`PARQUET_GROUP_CHARS` characters of text. ``progress(1)`` is called after
+        each article written (a command's bar, whose total :meth:`count` gives).
         """
         if format not in EXPORT_FORMATS:
-            raise ValueError(f"unknown export format {format!r}: use jsonl or csv")
+            raise ValueError(f"unknown export format {format!r}: use jsonl, csv or parquet")
         stmt = _filtered(select(ARTICLES), site, since, until).order_by(ARTICLES.c.id)
+        if format == "parquet":
+            return self._export_parquet(fh, stmt, batch, progress)
+        assert not isinstance(fh, str | PathLike)
         n = 0
         if format == "csv":
             fh.write(",".join(EXPORT_COLUMNS) + "\r\n")
-        with self.engine.connect() as conn:
+        with self._streaming() as conn:
             result = conn.execution_options(yield_per=batch).execute(stmt)
             for row in result:
                 values = row._mapping
@@ -324,6 +396,66 @@ class Corpus:
                 n += 1
                 if progress is not None:
                     progress(1)
+        return n
+
+    @contextmanager
+    def _streaming(self) -> Iterator[Connection]:
+        """A connection for reading the whole table once, in order: on SQLite without its
+        memory map (``NEWS_DB_SQLITE_MMAP``) while it reads, restored afterwards. A mapped
+        page the scan touched stays in the process's memory, so an export's RSS would grow
+        to the size of the database (up to the map's size); ``read()`` calls go through the
+        page cache alike and keep it flat (``benchmarks/export_parquet.py``)."""
+        with self.engine.connect() as conn:
+            if self.dialect != "sqlite":
+                yield conn
+                return
+            mapped = conn.exec_driver_sql("PRAGMA mmap_size").scalar()
+            conn.exec_driver_sql("PRAGMA mmap_size=0")
+            try:
+                yield conn
+            finally:
+                conn.rollback()
+                conn.exec_driver_sql(f"PRAGMA mmap_size={int(mapped or 0)}")
+
+    def _export_parquet(
+        self,
+        target: IO[Any] | str | PathLike[str],
+        stmt: Select[Any],
+        batch: int,
+        progress: Callable[[int], None] | None,
+    ) -> int:
+        """:meth:`export` as Parquet: rows gathered column by column and written as one row
+        group whenever a group is full, so at most one group is in memory."""
+        pa, pq = _pyarrow()
+        schema = parquet_schema()
+        n = rows = chars = 0
+        columns: dict[str, list[Any]] = {k: [] for k in EXPORT_COLUMNS}
+        where = str(target) if isinstance(target, str | PathLike) else target
+        with (
+            pq.ParquetWriter(
+                where,
+                schema,
+                compression=PARQUET_COMPRESSION,
+                use_dictionary=list(PARQUET_DICTIONARY),
+            ) as writer,
+            self._streaming() as conn,
+        ):
+            result = conn.execution_options(yield_per=batch).execute(stmt)
+            for row in result:
+                for k, value in zip(EXPORT_COLUMNS, row, strict=True):
+                    columns[k].append(value)
+                    if isinstance(value, str):
+                        chars += len(value)
+                rows += 1
+                n += 1
+                if rows >= PARQUET_GROUP_ROWS or chars >= PARQUET_GROUP_CHARS:
+                    writer.write_table(pa.Table.from_pydict(columns, schema=schema))
+                    columns = {k: [] for k in EXPORT_COLUMNS}
+                    rows = chars = 0
+                if progress is not None:
+                    progress(1)
+            if rows:
+                writer.write_table(pa.Table.from_pydict(columns, schema=schema))
         return n
 
     def count(
@@ -342,13 +474,14 @@ class Corpus:
 
     def stats(self) -> CorpusStats:
         """Articles per site and per site-local day, per site, UTC month and origin, newest
-        article and line table per site.
+        article, line table, and the top stated origins and sections per site.
 
         Day counts are grouped in SQL by UTC hour and then moved to the site's zone in
         Python: the database does the counting whatever the corpus size, and the dates are
         exact for every zone with a whole-hour offset (all of the site table). Month counts
         are grouped in SQL by site, origin and UTC month over the index ``(site, archive,
-        published)`` alone.
+        published)`` alone; stated origins and sections by site over ``(site, origin)`` and
+        ``(site, section)`` alone.
         """
         sites: dict[str, SiteStats] = {}
 
@@ -388,6 +521,20 @@ class Corpus:
                 day = None if bucket is None else _local_day(bucket, key)
                 days = per_day.setdefault(key, {})
                 days[day] = days.get(day, 0) + n
+            for name in ("origin", "section"):
+                if name in self._absent:  # a database before revision 0008, not migrated
+                    continue
+                col = ARTICLES.c[name]
+                grouped: dict[str, list[tuple[str, int]]] = {}
+                for key, value, n in conn.execute(
+                    select(ARTICLES.c.site, col, func.count())
+                    .where(col.is_not(None))
+                    .group_by(ARTICLES.c.site, col)
+                ):
+                    grouped.setdefault(key, []).append((value, n))
+                for key, values in grouped.items():
+                    top = sorted(values, key=lambda vn: (-vn[1], vn[0]))[:TOP_RECORD]
+                    setattr(entry(key), f"top_{name}s", top)
             month = utc_month(self.dialect, ARTICLES.c.published)
             archive = ARTICLES.c.archive
             for key, origin, bucket, n in conn.execute(
@@ -441,6 +588,45 @@ def _absent_columns(engine: Engine) -> tuple[str, ...]:
     return tuple(c.key for c in ARTICLES.c if c.name not in have)
 
 
+def _record_filters(
+    dialect: str,
+    *,
+    author: str | None = None,
+    origin: str | None = None,
+    section: str | None = None,
+    language: str | None = None,
+) -> list[Any]:
+    """The ``WHERE`` conditions of :meth:`Corpus.search`'s record filters (empty: none).
+
+    ``author`` is one whole name of ``authors`` (the names joined by ``、``): the column
+    framed by ``、`` on both sides contains ``、name、``, tested with ``instr`` (SQLite) or
+    ``strpos`` (PostgreSQL), so no character of a name is a pattern. The others are
+    equalities, served with the site by the indexes ``(site, origin)`` and ``(site,
+    section)`` and alone by ``(language)``.
+    """
+    c = ARTICLES.c
+    out: list[Any] = []
+    if author and author.strip():
+        framed = literal(AUTHOR_SEPARATOR) + c.authors + literal(AUTHOR_SEPARATOR)
+        needle = literal(AUTHOR_SEPARATOR + author.strip() + AUTHOR_SEPARATOR)
+        find = func.strpos if dialect == "postgresql" else func.instr
+        out.append(find(framed, needle) > 0)
+    if origin and origin.strip():
+        out.append(c.origin == origin.strip())
+    if section and section.strip():
+        out.append(c.section == section.strip())
+    if language and language.strip():
+        out.append(c.language == language.strip().lower())
+    return out
+
+
+def _head(content: str | None) -> str:
+    """The snippet of a hit found by filters alone: the start of its body."""
+    text = content or ""
+    width = fts.SNIPPET_TOKENS
+    return fts.flat_text(text[:width]) + (fts.SNIPPET_ELLIPSIS if len(text) > width else "")
+
+
 def _filtered(
     stmt: Select[Any], site: str | None, since: datetime | None, until: datetime | None
 ) -> Select[Any]:
@@ -482,6 +668,38 @@ def _csv_field(value: Any) -> str:
     if isinstance(value, datetime):
         value = value.isoformat()
     return '"' + str(value).replace('"', '""') + '"'
+
+
+# -- Parquet -------------------------------------------------------------------------------
+
+
+def _pyarrow() -> tuple[Any, Any]:
+    """``pyarrow`` and ``pyarrow.parquet``, imported at the first Parquet file only: the
+    import costs about 150 ms and tens of MB, which no other command should pay."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise UserError("Parquet needs pyarrow: pip install pyarrow") from None
+    return pyarrow, pyarrow.parquet
+
+
+def parquet_schema() -> Any:
+    """The Arrow schema of a Parquet export: every column of ``articles`` in table order,
+    integers as ``int64``, times as ``timestamp[us, tz=UTC]``, the rest ``string``; a
+    column the table declares NOT NULL is a required field. The schema's metadata names
+    the schema revision the rows were stored under (``newsspider.revision``)."""
+    pa, _ = _pyarrow()
+    fields = []
+    for c in ARTICLES.c:
+        if isinstance(c.type, UTCDateTime):
+            kind = pa.timestamp("us", tz="UTC")
+        elif isinstance(c.type, Integer):
+            kind = pa.int64()
+        else:
+            kind = pa.string()
+        fields.append(pa.field(c.key, kind, nullable=bool(c.nullable)))
+    return pa.schema(fields, metadata={"newsspider.revision": head_revision()})
 
 
 # -- reading an export back --------------------------------------------------------------
@@ -526,12 +744,26 @@ def _csv_records(fh: IO[str]) -> Iterator[list[str | None]]:
         raise ValueError("CSV ends inside a quoted value")
 
 
-def read_export(fh: IO[str], format: ExportFormat = "jsonl") -> Iterator[dict[str, Any]]:
+def read_export(
+    fh: IO[Any] | str | PathLike[str], format: ExportFormat = "jsonl"
+) -> Iterator[dict[str, Any]]:
     """Rows of an :meth:`Corpus.export` file with their stored types restored.
 
-    Integers come back as ``int`` and times as aware ``datetime``; everything else is a
-    string or ``None``. The inverse of ``export`` for both formats (round-trip tested).
+    Integers come back as ``int`` and times as aware ``datetime`` in UTC; everything else
+    is a string or ``None``. The inverse of ``export`` for every format (round-trip
+    tested); a Parquet file is read a row group at a time, from a binary file or a path.
     """
+    if format == "parquet":
+        _, pq = _pyarrow()
+        where = str(fh) if isinstance(fh, str | PathLike) else fh
+        for batch in pq.ParquetFile(where).iter_batches(batch_size=EXPORT_BATCH):
+            for record in batch.to_pylist():
+                yield {
+                    k: v.astimezone(UTC) if isinstance(v, datetime) else v
+                    for k, v in record.items()
+                }
+        return
+    assert not isinstance(fh, str | PathLike)
     types = {c.key: c.type for c in ARTICLES.c}
 
     def typed(record: dict[str, Any]) -> dict[str, Any]:
@@ -557,7 +789,7 @@ def read_export(fh: IO[str], format: ExportFormat = "jsonl") -> Iterator[dict[st
         for values in records:
             yield typed(dict(zip(header, values, strict=True)))
     else:
-        raise ValueError(f"unknown export format {format!r}: use jsonl or csv")
+        raise ValueError(f"unknown export format {format!r}: use jsonl, csv or parquet")
 
 
 def utc_day_bounds(day: date, tz: str = DEFAULT_TZ) -> tuple[datetime, datetime]:

@@ -22,12 +22,35 @@ from sqlalchemy.orm import Session
 
 from newsspider.extraction.linehash import page_md5
 
-from .models import Article, utcnow
+from .models import AUTHOR_SEPARATOR, Article, utcnow
 
 logger = logging.getLogger(__name__)
 
 #: Rows per ``IN (...)`` lookup; far below SQLite's 32766 and PostgreSQL's 65535 parameters.
 CHUNK = 500
+#: What a page states about itself (revision 0008; ``ExtractedArticle``'s record fields
+#: under the same names, docs/fields.md). Every upsert writes them, NULL when not given.
+RECORD_COLUMNS = (
+    "authors",
+    "authors_source",
+    "origin",
+    "origin_source",
+    "editor",
+    "section",
+    "section_source",
+    "language",
+    "script",
+    "image",
+    "image_caption",
+)
+#: The longest value of each record column with a declared length, in characters: a longer
+#: one is cut on both backends alike (PostgreSQL would refuse it, failing the batch, and
+#: SQLite would keep it), except ``image``, a URL that cut would be wrong: it is dropped.
+RECORD_LIMITS: dict[str, int] = {
+    name: Article.__table__.c[name].type.length
+    for name in RECORD_COLUMNS
+    if getattr(Article.__table__.c[name].type, "length", None)
+}
 #: Columns an upsert overwrites when the URL is already stored. ``content_md5`` follows
 #: ``raw_text`` so duplicate-page detection stays true; ``fetched_at`` keeps the first fetch.
 #: ``archive`` and ``captured_at`` say where the bytes now stored came from (NULL: live).
@@ -43,6 +66,7 @@ UPDATE_COLUMNS = (
     "updated_at",
     "archive",
     "captured_at",
+    *RECORD_COLUMNS,
 )
 REQUIRED_COLUMNS = ("url", "site", "source", "content", "raw_text")
 
@@ -170,7 +194,7 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         missing = [c for c in REQUIRED_COLUMNS if row.get(c) is None]
         if missing:
             raise ValueError(f"article row lacks {missing}: {row.get('url')!r}")
-        row = {k: _no_nul(v) for k, v in row.items()}
+        row = record_row({k: _no_nul(v) for k, v in row.items()})
         full = {
             "title": None,
             "published": None,
@@ -179,6 +203,7 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "encoding": None,
             "archive": None,
             "captured_at": None,
+            **dict.fromkeys(RECORD_COLUMNS),
             "content_md5": page_md5(row["raw_text"]),
             "fetched_at": now,
             "updated_at": now,
@@ -186,6 +211,47 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         }
         by_url[full["url"]] = full
     return by_url
+
+
+def join_authors(names: Iterable[str] | str | None) -> str | None:
+    """``articles.authors`` of a sequence of names: joined by ``、``, NULL when none.
+
+    Names are stripped, empty ones and repeats left out, and a ``、`` inside a name (which
+    would split it when read) becomes a space. A string is taken as stored already.
+    """
+    if names is None:
+        return None
+    if isinstance(names, str):
+        return names.strip() or None
+    out: list[str] = []
+    for name in names:
+        name = " ".join(str(name).replace("\x00", "").replace(AUTHOR_SEPARATOR, " ").split())
+        if name and name not in out:
+            out.append(name)
+    return AUTHOR_SEPARATOR.join(out) or None
+
+
+def split_authors(value: str | None) -> list[str]:
+    """The names of an ``articles.authors`` value (the inverse of :func:`join_authors`)."""
+    return [n for n in (value or "").split(AUTHOR_SEPARATOR) if n]
+
+
+def record_row(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its record columns as stored: ``authors`` joined (a list or tuple of
+    names is accepted), empty strings as NULL, values cut to :data:`RECORD_LIMITS`."""
+    out = dict(row)
+    if "authors" in out:
+        out["authors"] = join_authors(out["authors"])
+    for name in RECORD_COLUMNS:
+        value = out.get(name)
+        if not isinstance(value, str):
+            continue
+        value = value.strip()
+        limit = RECORD_LIMITS.get(name)
+        if limit is not None and len(value) > limit:
+            value = None if name == "image" else value[:limit].rstrip()
+        out[name] = value or None
+    return out
 
 
 def _no_nul(value: Any) -> Any:
@@ -202,9 +268,11 @@ def upsert_articles(session: Session, rows: list[dict[str, Any]]) -> tuple[int, 
     """Insert or update articles by URL; return ``(new, updated)``.
 
     A URL already stored gets its title, published time, content, raw text, encoding,
-    content MD5, ``updated_at`` and provenance (``archive``, ``captured_at``: NULL when a
-    row leaves them out, a live fetch) overwritten, so a re-crawl never duplicates a row,
-    and a live fetch of a backfilled URL makes it live again. Rows
+    content MD5, ``updated_at``, provenance (``archive``, ``captured_at``: NULL when a
+    row leaves them out, a live fetch) and record columns (:data:`RECORD_COLUMNS`, NULL
+    when left out; ``authors`` may be a list of names, :func:`record_row`) overwritten,
+    so a re-crawl never duplicates a row, and a live fetch of a backfilled URL makes it
+    live again. Rows
     repeating a URL within ``rows`` collapse to the last one (an upsert statement may not
     touch a row twice on PostgreSQL). ``content_md5`` defaults to
     ``page_md5(raw_text)``; ``fetched_at``/``updated_at`` to now. NUL characters are removed

@@ -31,6 +31,10 @@ from, ``articles.archive`` and ``captured_at`` (NULL: fetched live), and
 ``backfill_captures``, one row per archived capture a backfill fetched, so a stopped
 backfill resumes without fetching a capture twice.
 
+What a page states about itself (revision 0008: authors, the stated origin, editor,
+section, language and script, lead image and caption) is in ``articles`` too, one column
+per field (docs/fields.md), for search filters, statistics and exports.
+
 Every timestamp is stored in UTC through :class:`UTCDateTime` because SQLite's ``DATETIME``
 keeps no offset: without it a value written as Asia/Shanghai would read back naive and
 eight hours off. On SQLite the stored text carries its offset (``2024-01-16
@@ -66,6 +70,9 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
+
+#: How ``articles.authors`` joins the names of an article's authors (the enumeration comma).
+AUTHOR_SEPARATOR = "、"
 
 
 def utcnow() -> datetime:
@@ -146,6 +153,11 @@ class Article(Base):
         # Articles per month by origin (``Corpus.stats``, the dashboard): a scan of this
         # index alone, never of the rows with their bodies (revision 0007).
         Index("ix_articles_site_archive_published", "site", "archive", "published"),
+        # Revision 0008: the top origins and sections per site (``Corpus.stats``) read these
+        # indexes alone; ``--lang`` and the web view's language filter use the third.
+        Index("ix_articles_site_origin", "site", "origin"),
+        Index("ix_articles_site_section", "site", "section"),
+        Index("ix_articles_language", "language"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -174,6 +186,25 @@ class Article(Base):
     # live crawl refetching a backfilled URL makes the row live again.
     archive: Mapped[str | None] = mapped_column(String(256))
     captured_at: Mapped[datetime | None]
+    # Revision 0008: what the page states about itself (``ExtractedArticle``'s record
+    # fields, docs/fields.md), NULL when it states nothing or the row was stored before
+    # (``scrapy reextract`` fills them from archived pages). ``authors``: the names joined
+    # by ``、`` (:data:`AUTHOR_SEPARATOR`); ``origin``: the stated source (来源), normalised;
+    # ``editor``: 责任编辑; ``section``: the site's section; ``language``: ISO 639-1;
+    # ``script``: ``simplified``, ``traditional`` or ``mixed``; ``image``: the lead image's
+    # URL and ``image_caption``. ``*_source`` says where a value was read. Lengths are
+    # enforced alike on both backends: longer values are cut (``db.RECORD_LIMITS``).
+    authors: Mapped[str | None] = mapped_column(Text)
+    authors_source: Mapped[str | None] = mapped_column(String(64))
+    origin: Mapped[str | None] = mapped_column(String(128))
+    origin_source: Mapped[str | None] = mapped_column(String(64))
+    editor: Mapped[str | None] = mapped_column(String(128))
+    section: Mapped[str | None] = mapped_column(String(128))
+    section_source: Mapped[str | None] = mapped_column(String(64))
+    language: Mapped[str | None] = mapped_column(String(16))
+    script: Mapped[str | None] = mapped_column(String(16))
+    image: Mapped[str | None] = mapped_column(String(2048))
+    image_caption: Mapped[str | None] = mapped_column(Text)
 
     def __repr__(self) -> str:
         return f"Article(id={self.id!r}, url={self.url!r})"

@@ -5,6 +5,12 @@
 caller's transaction. The row keeps its id, URL, site, source and ``fetched_at``. An update
 only lands when the row's ``content_md5`` is still the one read (a crawl that refreshed
 the page meanwhile wins), as in :mod:`newsspider.storage.reclean`.
+
+The record columns (revision 0008: authors, origin, editor, section, language, script,
+image; :data:`~newsspider.storage.db.RECORD_COLUMNS`) are rewritten too when the values
+carry them: :func:`record_values` makes them from an ``ExtractedArticle``, so rows stored
+before the revision get them from their archived pages. A change that leaves them out
+keeps the stored ones.
 """
 
 from __future__ import annotations
@@ -17,15 +23,25 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from .db import _no_nul, chunked
+from newsspider.sites import Site
+
+from .db import RECORD_COLUMNS, _no_nul, chunked, record_row
 from .models import Article, utcnow
 
-__all__ = ["REWRITE_COLUMNS", "StoredArticle", "rewrite_articles", "stored_by_url"]
+__all__ = [
+    "BODY_COLUMNS",
+    "RECORD_COLUMNS",
+    "REWRITE_COLUMNS",
+    "StoredArticle",
+    "record_values",
+    "rewrite_articles",
+    "stored_by_url",
+]
 
 ARTICLES = Article.__table__
 
-#: The columns a re-extraction rewrites (what extraction and cleaning produce).
-REWRITE_COLUMNS = (
+#: The headline, time and body columns a re-extraction rewrites.
+BODY_COLUMNS = (
     "title",
     "published",
     "published_source",
@@ -35,6 +51,8 @@ REWRITE_COLUMNS = (
     "encoding",
     "content_md5",
 )
+#: Every column a re-extraction rewrites (what extraction and cleaning produce).
+REWRITE_COLUMNS = (*BODY_COLUMNS, *RECORD_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,9 +70,38 @@ class StoredArticle:
     raw_text: str
     encoding: str | None
     content_md5: str
+    authors: str | None = None
+    authors_source: str | None = None
+    origin: str | None = None
+    origin_source: str | None = None
+    editor: str | None = None
+    section: str | None = None
+    section_source: str | None = None
+    language: str | None = None
+    script: str | None = None
+    image: str | None = None
+    image_caption: str | None = None
 
-    def values(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in REWRITE_COLUMNS}
+    def values(self, names: Iterable[str] = BODY_COLUMNS) -> dict[str, Any]:
+        """The stored values of ``names`` (the body columns by default): compare a
+        re-extraction's values with ``row.values(values)`` to see whether anything changed."""
+        return {name: getattr(self, name) for name in names}
+
+
+def record_values(article: Any, site: Site | None = None) -> dict[str, Any]:
+    """The record columns of an ``ExtractedArticle`` as stored (``authors`` joined by ``、``,
+    empty values NULL, lengths cut as every upsert cuts them).
+
+    ``site``: its row; when the page states no section and the row has
+    ``section_from_path``, the section is the first segment of the article's URL path
+    (``section_source`` ``url``), as in a crawl.
+    """
+    values = {name: getattr(article, name, None) for name in RECORD_COLUMNS}
+    if not values["section"] and site is not None:
+        section = site.path_section(getattr(article, "url", None) or "")
+        if section:
+            values["section"], values["section_source"] = section, "url"
+    return record_row(values)
 
 
 def stored_by_url(
@@ -77,7 +124,8 @@ def rewrite_articles(
     session: Session, changes: Sequence[tuple[StoredArticle, dict[str, Any]]]
 ) -> int:
     """Overwrite the :data:`REWRITE_COLUMNS` of each ``(stored, values)`` by id (and
-    ``updated_at``); return how many rows changed. A row whose ``content_md5`` is no longer
+    ``updated_at``); return how many rows changed. A record column missing from ``values``
+    keeps its stored value. A row whose ``content_md5`` is no longer
     ``stored.content_md5`` is left alone (it was re-fetched meanwhile). No commit."""
     if not changes:
         return 0
@@ -89,7 +137,10 @@ def rewrite_articles(
     now = utcnow()
     params = []
     for stored, values in changes:
-        row = {f"v_{name}": _no_nul(values[name]) for name in REWRITE_COLUMNS}
+        values = record_row(
+            {**stored.values(RECORD_COLUMNS), **{k: _no_nul(v) for k, v in values.items()}}
+        )
+        row = {f"v_{name}": values[name] for name in REWRITE_COLUMNS}
         row.update(b_id=stored.id, b_md5=stored.content_md5, v_updated_at=now)
         params.append(row)
     done = 0

@@ -11,7 +11,10 @@ threshold (union of pairs). A story's id is the id of its first indexed article 
 keeps that id as it grows; when an article joins two stories, the younger one is merged
 into the older id. The story's original is its earliest published article, decided when
 read (:func:`list_stories`), so a late-crawled earlier article becomes the original without
-rewriting anything.
+rewriting anything; but when its articles state an origin (来源, ``articles.origin``) and
+a member's own site is that outlet, the earliest such member is the original
+(:func:`original_first`): a reprint published minutes before the agency's own copy was
+crawled does not take its place.
 
 On PostgreSQL the assignment takes a transaction-level advisory lock, so two workers
 storing members of one story at the same moment see each other's band keys (the second
@@ -20,6 +23,7 @@ waits for the first to commit); SQLite's writers are serialised by the database 
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,6 +34,7 @@ from typing import Any
 from sqlalchemy import Engine, delete, func, select, text, update
 from sqlalchemy.orm import Session
 
+from newsspider.extraction.record import normalise_origin
 from newsspider.reprints import (
     CodesCache,
     Fingerprint,
@@ -41,6 +46,7 @@ from newsspider.reprints import (
     overlap,
     shingle_codes,
 )
+from newsspider.sites import SITES
 
 from .db import chunked, execute_in, execute_many, insert_values, select_in
 from .engine import transaction
@@ -55,6 +61,8 @@ __all__ = [
     "collapse_ids",
     "index_size",
     "list_stories",
+    "original_first",
+    "outlet_names",
     "rebuild_stories",
     "reprint_stats",
     "story_of",
@@ -99,7 +107,8 @@ BANDS = ReprintBand.__table__
 
 @dataclass(frozen=True, slots=True)
 class StoryMember:
-    """One article of a story, with its similarity to the story's original."""
+    """One article of a story, with its similarity to the story's original and the origin
+    it states (来源, ``articles.origin``)."""
 
     id: int
     site: str
@@ -107,6 +116,7 @@ class StoryMember:
     published: datetime | None
     title: str | None
     similarity: float
+    origin: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -116,12 +126,14 @@ class StoryMember:
             "published": self.published.isoformat() if self.published else None,
             "title": self.title,
             "similarity": round(self.similarity, 4),
+            "origin": self.origin,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class Story:
-    """Articles that carry one text; ``members[0]`` is the original (earliest published)."""
+    """Articles that carry one text; ``members[0]`` is the original (earliest published, or
+    the member whose own site is the stated origin: :func:`original_first`)."""
 
     id: int
     members: list[StoryMember]
@@ -452,6 +464,8 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
         stmt = select(
             ARTICLES.c.id,
             ARTICLES.c.site,
+            ARTICLES.c.source,
+            ARTICLES.c.origin,
             ARTICLES.c.url,
             ARTICLES.c.published,
             ARTICLES.c.title,
@@ -461,7 +475,7 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
         for r in session.execute(stmt):
             by_story[r.story_id].append(r)
     for sid in story_ids:
-        rows = sorted(by_story.get(sid, []), key=_published_order)
+        rows = original_first(by_story.get(sid, []))
         if not rows:
             continue
         first = CODES.codes(rows[0].content, params.shingle)
@@ -473,6 +487,7 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
                 r.published,
                 r.title,
                 1.0 if k == 0 else overlap(first, CODES.codes(r.content, params.shingle)),
+                r.origin,
             )
             for k, r in enumerate(rows)
         ]
@@ -481,6 +496,47 @@ def _members(session: Session, story_ids: Sequence[int], params: ReprintParams) 
 
 def _published_order(r: Any) -> tuple[bool, datetime | None, int]:
     return (r.published is None, r.published, r.id)
+
+
+def original_first(rows: Iterable[Any]) -> list[Any]:
+    """A story's members (rows with ``id``, ``site``, ``source``, ``origin``,
+    ``published``), the original first, then by publication time.
+
+    The original is the earliest published member, unless the members state an origin
+    (``origin``, normalised by extraction: ``新华网``, ``新华社``) that is a member's own
+    site: then the earliest published such member. A member's own site is named by its
+    site row's ``source`` (``新华网`` for ``xinhua``) and its stored ``source``, normalised
+    as origins are (:func:`~newsspider.extraction.record.normalise_origin`); a name with a
+    parenthesis (``新民网（新民晚报）``) also answers to each part (:func:`outlet_names`).
+    An agency is not its website: ``新华社`` names no site row, ``新华网`` does.
+    """
+    ordered = sorted(rows, key=_published_order)
+    stated = {o for r in ordered if (o := _outlet(normalise_origin(r.origin)))}
+    if not stated:
+        return ordered
+    for k, r in enumerate(ordered):
+        site = SITES.get(r.site)
+        names = outlet_names(r.source) | (outlet_names(site.source) if site else set())
+        if names & stated:
+            return [r, *ordered[:k], *ordered[k + 1 :]]
+    return ordered
+
+
+_PARENS = re.compile(r"[（(]([^）)]*)[）)]")
+
+
+def _outlet(name: str | None) -> str:
+    """An outlet's name as compared: without spaces, ASCII letters in lower case."""
+    return "".join((name or "").split()).lower()
+
+
+def outlet_names(source: str | None) -> set[str]:
+    """The names a site's ``source`` answers to: itself, the part outside a parenthesis
+    and each part inside (``新民网（新民晚报）``: ``新民网``, ``新民晚报``)."""
+    if not source:
+        return set()
+    names = {source, _PARENS.sub("", source), *_PARENS.findall(source)}
+    return {o for n in names for o in (_outlet(n), _outlet(normalise_origin(n))) if o}
 
 
 def list_stories(
@@ -563,14 +619,19 @@ def reprint_stats(engine: Engine, *, top: int = 10) -> ReprintStats:
             .having(func.count() >= 2)
         )
         stmt = select(
-            ARTICLES.c.story_id, ARTICLES.c.id, ARTICLES.c.site, ARTICLES.c.published
+            ARTICLES.c.story_id,
+            ARTICLES.c.id,
+            ARTICLES.c.site,
+            ARTICLES.c.source,
+            ARTICLES.c.origin,
+            ARTICLES.c.published,
         ).where(ARTICLES.c.story_id.in_(multi))
         by_story: dict[int, list[Any]] = defaultdict(list)
         for r in s.execute(stmt):
             by_story[r.story_id].append(r)
     pairs: Counter[tuple[str, str]] = Counter()
     for rows in by_story.values():
-        rows.sort(key=_published_order)
+        rows[:] = original_first(rows)
         original = rows[0]
         out.originals[original.site] = out.originals.get(original.site, 0) + 1
         for r in rows[1:]:

@@ -130,6 +130,10 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
     # Where articles came from (articles.archive, revision 0007); without the column every
     # article counts as fetched live.
     origins_on = has_column(engine, "articles", "archive")
+    # What pages state about themselves (articles.origin..., revision 0008): without the
+    # columns the search form has no filters for them and a filter given is a 400.
+    records_on = has_column(engine, "articles", "origin")
+    templates.env.globals["RECORDS"] = records_on
 
     def params(request: Request) -> dict[str, str]:
         return {k: v for k, v in request.query_params.items() if k != "token"}
@@ -137,8 +141,17 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
     def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
         return templates.TemplateResponse(request, name, context, status_code=status)
 
-    def search_page(request: Request) -> Response:
+    def search_params(request: Request) -> dict[str, Any]:
         p = views.search_params(params(request))
+        if p["filters"] and not records_on:
+            raise views.BadParameter(
+                f"{', '.join(p['filters'])}: this database has no such columns yet (schema "
+                "revision 0008); any scrapy corpus command migrates it"
+            )
+        return p
+
+    def search_page(request: Request) -> Response:
+        p = search_params(request)
         result = views.search(corpus, engine, p, stories_on=stories_on)
         query = {k: v for k, v in params(request).items() if k != "page" and v}
         return page(
@@ -153,7 +166,7 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
         )
 
     def search_api(request: Request) -> Response:
-        p = views.search_params(params(request))
+        p = search_params(request)
         return JSONResponse(views.search(corpus, engine, p, stories_on=stories_on).as_dict())
 
     def _article(request: Request) -> dict[str, Any]:

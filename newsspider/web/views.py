@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 from newsspider.sites import SITES
 from newsspider.storage import Article, Corpus, Engine
 from newsspider.storage.corpus import DEFAULT_TZ, utc_day_bounds
+from newsspider.storage.db import split_authors
 from newsspider.storage.fts import make_snippet, normalize_query
 from newsspider.storage.web_queries import (
     CrawlRunRow,
@@ -39,6 +40,11 @@ PER_PAGE = 20
 MAX_PAGE = 50
 #: Longest query accepted, in characters.
 MAX_QUERY = 200
+#: The search filters by what a page states about itself (revision 0008), parameter ->
+#: ``Corpus.search`` keyword; the longest value accepted, in characters.
+RECORD_FILTERS = {"author": "author", "origin": "origin", "section": "section", "lang": "language"}
+MAX_FILTER = 100
+_LANG = re.compile(r"[A-Za-z]{2,3}")
 #: ``sort=relevance`` ranks this many newest hits (title hits first, then matches in the body).
 RELEVANCE_WINDOW = 100
 SORTS = ("time", "relevance")
@@ -151,6 +157,13 @@ class SearchPage:
     hits: list[Hit]
     has_more: bool
     collapse: bool = False
+    #: The record filters given (``author``, ``origin``, ``section``, ``lang``), by name.
+    filters: dict[str, str] | None = None
+
+    @property
+    def searched(self) -> bool:
+        """A query or a filter was given: the page lists hits (else the form alone)."""
+        return bool(self.query or self.filters)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -163,6 +176,7 @@ class SearchPage:
             "per_page": PER_PAGE,
             "has_more": self.has_more,
             "collapse": self.collapse,
+            "filters": dict(self.filters or {}),
             "hits": [h.as_dict() for h in self.hits],
         }
 
@@ -184,12 +198,35 @@ def search_params(params: Mapping[str, str]) -> dict[str, Any]:
         "sort": param_choice(params, "sort", SORTS),
         "page": param_int(params, "page", 1, 1, MAX_PAGE),
         "collapse": param_choice(params, "collapse", ("0", "1")) == "1",
+        "filters": record_filters(params),
     }
 
 
+def record_filters(params: Mapping[str, str]) -> dict[str, str]:
+    """The record filters given (empty ones left out): ``author``, ``origin`` and
+    ``section`` up to :data:`MAX_FILTER` characters, ``lang`` an ISO 639 code (lower case)."""
+    out: dict[str, str] = {}
+    for name in RECORD_FILTERS:
+        value = params.get(name, "").replace("\x00", "").strip()
+        if not value:
+            continue
+        if len(value) > MAX_FILTER:
+            raise BadParameter(f"{name} is longer than {MAX_FILTER} characters")
+        if name == "lang":
+            if not _LANG.fullmatch(value):
+                raise BadParameter(f"lang must be a language code (zh, en), not {value[:40]!r}")
+            value = value.lower()
+        out[name] = value
+    return out
+
+
 def highlight(content: str, query: str) -> list[tuple[str, bool]]:
-    """A snippet of ``content`` around the first match, as (text, is-match) pieces."""
+    """A snippet of ``content`` around the first match, as (text, is-match) pieces; the
+    start of ``content`` when there is no query (a search by filters alone)."""
     clean = content.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+    if not query:
+        head = re.sub(r"\s*\n\s*", " ", clean[:SNIPPET_WIDTH]).strip()
+        return [(head + ("…" if len(clean) > SNIPPET_WIDTH else ""), False)] if head else []
     marked = make_snippet(clean, query, SNIPPET_WIDTH, (MARK_OPEN, MARK_CLOSE))
     out: list[tuple[str, bool]] = []
     for part in re.split(f"({MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE})", marked):
@@ -205,15 +242,23 @@ def search(corpus: Corpus, engine: Engine, p: dict[str, Any], *, stories_on: boo
     ``collapse`` (with stories) keeps the first hit of each story among the newest 100."""
     collapse = bool(p.get("collapse")) and stories_on
     q, page = p["q"], p["page"]
+    filters = dict(p.get("filters") or {})
     start = (page - 1) * PER_PAGE
     hits: list[Any] = []
     has_more = False
-    if q:
-        q = normalize_query(q)
+    if q or filters:
+        q = normalize_query(q) if q else ""
         wide = p["sort"] == "relevance" or collapse
         window = RELEVANCE_WINDOW if wide else start + PER_PAGE + 1
-        found = corpus.search(q, site=p["site"], since=p["since"], until=p["until"], limit=window)
-        if p["sort"] == "relevance":
+        found = corpus.search(
+            q,
+            site=p["site"],
+            since=p["since"],
+            until=p["until"],
+            limit=window,
+            **{RECORD_FILTERS[k]: v for k, v in filters.items()},
+        )
+        if p["sort"] == "relevance" and q:
             scores = relevance(engine, [h.id for h in found], q)
 
             def score(h: Any) -> tuple[int, int]:
@@ -247,6 +292,7 @@ def search(corpus: Corpus, engine: Engine, p: dict[str, Any], *, stories_on: boo
         ],
         has_more=has_more,
         collapse=collapse,
+        filters=filters,
     )
 
 
@@ -304,6 +350,20 @@ def article_record(article: Article, engine: Engine, *, stories_on: bool = False
         "encoding": article.encoding,
         "archive": article.archive,
         "captured_at": article.captured_at.isoformat() if article.captured_at else None,
+        # What the page states about itself (revision 0008; None on an older database).
+        "authors": split_authors(article.authors),
+        "authors_source": article.authors_source,
+        "origin": article.origin,
+        "origin_source": article.origin_source,
+        "editor": article.editor,
+        "section": article.section,
+        "section_source": article.section_source,
+        "language": article.language,
+        "script": article.script,
+        "image": article.image,
+        # A link only when http(s); never loaded by the page (docs/web.md says why).
+        "image_link": safe_link(article.image) if article.image else None,
+        "image_caption": article.image_caption,
         "content": article.content,
         "removed_lines": removed_lines(article.raw_text, article.content),
     }
