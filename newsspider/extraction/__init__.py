@@ -5,8 +5,9 @@ is :func:`extract_article` (block statistics, Zou & Zhong 2011); every method
 of the seed papers is reached by its name through :mod:`.registry`.
 
 Layers, bottom up: :mod:`.encoding`, :mod:`.blocks`, :mod:`.dates`,
-:mod:`.metadata` (pieces); :mod:`.page` (decode and parse a page);
-:mod:`.title_time` and :mod:`.textnodes` (title and time choice);
+:mod:`.metadata`, :mod:`.names`, :mod:`.language` (pieces); :mod:`.page` (decode and
+parse a page); :mod:`.title_time` and :mod:`.textnodes` (title and time choice);
+:mod:`.record` (the record fields beside them: authors, origin, editor, section, image);
 :mod:`.method` (the :class:`Extractor` every method is); the methods
 (:mod:`.paper`, :mod:`.best`, :mod:`.article`, :mod:`.punctuation`,
 :mod:`.xpathseg`, :mod:`.visual` with :mod:`.render`); :mod:`.registry`.

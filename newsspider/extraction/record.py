@@ -12,15 +12,16 @@ is None (no value is better than a wrong one):
     ``author`` (people, not organisations; ``json-ld``); a byline in the lines around
     the body (``text``): ``作者：``, ``文/``, ``撰文``, ``执笔``, ``编译``, ``记者 X``,
     ``通讯员 X``, ``X/文``, ``（记者 X）`` in a dateline or at the end of the body,
-    ``本帖由 X 于 … 发表``, ``X 发表于 DATE``, ``By X``; a byline element (``itemprop=author``,
-    ``rel=author``, a ``byline``/``author`` class: ``element``); ``<meta name=author>``,
-    ``article:author`` (``meta:author``). Then, only from Chinese names checked against
+    ``本帖由 X 于 … 发表``, ``X 发表于 DATE``, ``By X`` (a writer's label anywhere
+    before a reporter's); a byline element (``itemprop=author``, ``rel=author``, a
+    ``byline`` class: ``element``); ``<meta name=author>``, ``article:author``
+    (``meta:author``). Then, only from Chinese names checked against
     the surnames (:mod:`.names`): a line of names alone under the headline
     (``text:name-line``), names alone in brackets closing the body (``（袁源）``:
     ``text:signature``), a ``来源：`` whose value is a person (``text:source``), a
     government document's ``发文机关：`` (``text:issuer``), the authors of a citation line
-    (``文章引用：赵培. 题名[J]``: ``text:citation``). Last, a page that names no writer
-    but an editor: the editor (``editor``).
+    (``文章引用：赵培. 题名[J]``: ``text:citation``). An editor is never an author: a page
+    naming only its editor has ``editor`` and no ``authors``.
 ``origin`` (``origin_source``)
     The stated source: ``来源/稿源/文章来源/来自/转载自/出处：`` lines (``text``),
     ``<meta name=source>`` (``meta:source``), JSON-LD ``sourceOrganization`` then
@@ -58,7 +59,7 @@ from lxml import etree
 from .blocks import TYPE_I, TYPE_II, mark_blocks, split_blocks
 from .dates import DATE_PATTERN
 from .metadata import MetaScan, scan_metadata
-from .names import is_chinese_name, is_handle, is_latin_name, split_names
+from .names import is_chinese_name, is_latin_name, split_names
 
 __all__ = [
     "Around",
@@ -1158,8 +1159,8 @@ def find_authors(
         m = _CITATION.match(_nfkc(line).strip())
         if m and (names := split_names(m["names"], strict=True)):
             return _unique(names), "text:citation"
-    if editor and re.fullmatch(f"[{_HAN_CLASS}·]{{2,6}}", editor) and is_handle(editor, han=True):
-        return (editor,), "editor"
+    # An editor is not a writer: a page that names only its editor has no author here,
+    # though some hand labels credit the editor then (docs/evaluation.md, record fields).
     return (), None
 
 
