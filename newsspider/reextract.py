@@ -56,7 +56,12 @@ from newsspider.sites import SITES
 from newsspider.spiders.news import ITEM_HEADERS
 from newsspider.storage import Engine, SqlLineTable, load_all_thresholds, transaction
 from newsspider.storage.fts import sync_search
-from newsspider.storage.rewrite import StoredArticle, rewrite_articles, stored_by_url
+from newsspider.storage.rewrite import (
+    StoredArticle,
+    record_values,
+    rewrite_articles,
+    stored_by_url,
+)
 from newsspider.workers import WorkerDied, WorkerPool, extract_page, site_headers
 
 __all__ = [
@@ -272,7 +277,7 @@ class _Extractor:
             job.page.url,
             site_headers(job.page.headers or None, site and site.encoding),
             site and site.tz,
-            self.params.get(job.site, {}),
+            {**self.params.get(job.site, {}), "site_name": site and site.source},
             site and site.json_path,
         )
 
@@ -467,8 +472,10 @@ def _write(
                 "raw_text": raw[k],
                 "encoding": article.encoding,
                 "content_md5": page_md5(raw[k]),
+                # the record: authors, origin, editor, section, language, script, image
+                **record_values(article, SITES.get(job.site)),
             }
-            if values == row.values():
+            if values == row.values(values):
                 report.unchanged += 1
                 continue
             changes.append((row, values))

@@ -189,7 +189,8 @@ class ExtractionPipeline:
         url = adapter["url"]
         site_key = adapter["site"]
         site = SITES.get(site_key)
-        params = self.site_params.get(site_key, {})
+        # The site's own name: the paper a 本报讯 stands for (the record's origin).
+        params = {**self.site_params.get(site_key, {}), "site_name": site and site.source}
         headers = site_headers(adapter.get("headers") or None, site and site.encoding)
         html, codec = adapter["html"], None
         if site is not None and site.render:
