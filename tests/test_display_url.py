@@ -6,7 +6,7 @@ from newsspider.storage.engine import display_url
 
 def test_read_only_sqlite_uri_shows_the_path() -> None:
     assert display_url("sqlite:///file:/srv/news/data/corpus.db?mode=ro&uri=true") == (
-        "sqlite:////srv/news/data/corpus.db (read-only)"
+        "sqlite:////srv/news/data/corpus.db"
     )
     assert display_url("sqlite:///file:/srv/a%20b.db?uri=true") == "sqlite:////srv/a b.db"
 

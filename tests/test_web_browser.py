@@ -5,9 +5,9 @@ its body and time; the dashboard's charts are drawn with the right per-day count
 ``<script>`` and ``onerror`` strings show as text and run nothing. Skipped without Playwright
 or Chromium (``newsspider.extraction.render.unavailable_reason``).
 
-Screenshots go to a temporary folder, or to ``$NEWSSPIDER_SCREENSHOTS`` when set (the ones
-in ``docs/screenshots/``: ``NEWSSPIDER_SCREENSHOTS=docs/screenshots python -m pytest
-tests/test_web_browser.py -k sqlite``).
+Screenshots go to a temporary folder, or to ``$NEWSSPIDER_SCREENSHOTS`` when set, for a
+look at the fixtures' pages; the ones in ``docs/screenshots/`` are of a real corpus
+(``benchmarks/screenshots.py``).
 """
 
 from __future__ import annotations

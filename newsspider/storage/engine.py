@@ -202,13 +202,12 @@ def resolve_database_url(setting_value: str | None, project_dir: Path | str = PR
 def display_url(database: Engine | str) -> str:
     """The database URL without its password, for logs and messages; a SQLite file opened
     as a URI (``file:<path>?mode=ro``, the web view's read-only engine) is shown as the
-    ``sqlite:///<path>`` the user gave, with ``(read-only)`` when it is."""
+    ``sqlite:///<path>`` the user gave."""
     url = database.url if isinstance(database, Engine) else make_url(database)
     name = url.database or ""
     if url.drivername.startswith("sqlite") and url.query.get("uri") and name.startswith("file:"):
-        path, _, options = unquote(name[len("file:") :]).partition("?")
-        read_only = "mode=ro" in options or url.query.get("mode") == "ro"
-        return f"sqlite:///{path}" + (" (read-only)" if read_only else "")
+        path = unquote(name[len("file:") :]).partition("?")[0]
+        return f"sqlite:///{path}"
     return url.render_as_string(hide_password=True)
 
 
