@@ -32,7 +32,9 @@ taking turns, the best kept:
   of one gzip member): warcio against FastWARC, microseconds per record;
 * **backfill**: ``scrapy backfill --warc mixed.warc.gz`` into a fresh SQLite database in a
   child process with the project's settings (extraction workers, line table, reprints,
-  storage): records/s over the crawl's ``elapsed_time_seconds``, and articles stored.
+  storage): records/s over the crawl's ``elapsed_time_seconds``, the articles stored, and
+  whether the stored URLs are exactly the article records the file holds undamaged
+  (``expected-urls.json``, written with the files), each once.
 
 Records/s count every WARC record; MB/s are bytes of the file as stored (compressed).
 ``uptime`` is printed before and after: on a shared machine the figures move with load.
@@ -46,6 +48,7 @@ import json
 import os
 import random
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -61,7 +64,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from crawl_archive import REPO, add_output_arguments, emit, machine, variant
 
 #: Bumped whenever the files' layout changes, so stale files are rebuilt.
-VERSION = 1
+VERSION = 2
 MONTH = datetime(2024, 3, 1, tzinfo=UTC)
 GZIP_LEVEL = 6
 #: The share of captures that are article pages of the table's sites.
@@ -152,6 +155,7 @@ def build_files(work: Path, records: int, corrupt: int, datasets: Path) -> dict[
     step = timedelta(days=30) / max(1, records // 3)
     seen: set[str] = set()
     captures: list[list[bytes]] = []
+    articles: dict[int, str] = {}  # capture index -> the table's article URL it holds
     count = Counter()
     n = 0
     total = 1
@@ -179,6 +183,7 @@ def build_files(work: Path, records: int, corrupt: int, datasets: Path) -> dict[
             else:
                 captures.append(_capture(copy, when, variant(body, n), "text/html", 200))
                 count["table_article"] += 1
+                articles[len(captures) - 1] = copy
         elif roll < TABLE_SHARE + 0.01:
             url, body = table[n % len(table)]
             section = "/".join(url.split("/")[:3]) + f"/section{n}/"
@@ -202,15 +207,20 @@ def build_files(work: Path, records: int, corrupt: int, datasets: Path) -> dict[
     # The damage: garbage inside `corrupt` response members, then a tail cut in two.
     spoiled = list(members)
     responses = [i for i in range(2, len(members) - 3, 3)]
-    for i in rng.sample(responses, corrupt):
+    damaged = rng.sample(responses, corrupt)
+    for i in damaged:
         m = spoiled[i]
         spoiled[i] = m[:40] + os.urandom(min(400, len(m) - 60)) + m[40 + min(400, len(m) - 60) :]
     spoiled[-2] = spoiled[-2][: len(spoiled[-2]) // 2]  # the last response, cut
     spoiled = spoiled[:-1]  # its metadata never written
     (work / "mixed.warc.gz").write_bytes(b"".join(spoiled))
+    # What a backfill of mixed.warc.gz must store: every article capture but the damaged.
+    lost = {(i - 2) // 3 for i in damaged} | {len(captures) - 1}
+    expected = sorted(url for k, url in articles.items() if k not in lost)
+    (work / "expected-urls.json").write_text(json.dumps(expected))
     found = {
         "key": key,
-        "files": ["mixed.warc.gz", "clean.warc.gz", "clean.warc"],
+        "files": ["mixed.warc.gz", "clean.warc.gz", "clean.warc", "expected-urls.json"],
         "records": len(plain),
         "mixed_records": len(spoiled),
         "captures": dict(count),
@@ -362,6 +372,9 @@ def backfill(path: Path, work: Path) -> dict[str, Any]:
 
     elapsed = stat("elapsed_time_seconds")
     records = int(stat("newsspider/warc/records"))
+    expected = set(json.loads((work / "expected-urls.json").read_text()))
+    with sqlite3.connect(db) as conn:
+        urls = [u for (u,) in conn.execute("SELECT url FROM articles")]
     lines = [ln.split("INFO: ", 1)[-1] for ln in log.splitlines() if "WARC scan:" in ln]
     scan_line = lines[0] if lines else ""
     return {
@@ -371,6 +384,8 @@ def backfill(path: Path, work: Path) -> dict[str, Any]:
         "records": records,
         "kept": int(stat("newsspider/warc/kept")),
         "stored": int(stat("newsspider/articles_new")),
+        "expected": len(expected),
+        "exact": sorted(urls) == sorted(expected),
         "corrupt": int(stat("newsspider/warc/corrupt")),
         "truncated": int(stat("newsspider/warc/truncated")),
         "records_per_s": round(records / elapsed, 1) if elapsed else None,
@@ -395,7 +410,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.work)
     load_before = uptime()
     files = build_files(work, args.records, args.corrupt, Path(args.datasets))
-    mixed, clean, plain = (work / f for f in files["files"])
+    mixed, clean, plain = (work / f for f in files["files"][:3])
     mb = {p.name: p.stat().st_size / 1e6 for p in (mixed, clean, plain)}
     # Each round runs every reader once; the best round of each is kept (the readers take
     # turns, so a burst of load elsewhere does not fall on one of them only).
@@ -478,7 +493,9 @@ def markdown(r: dict[str, Any]) -> str:
         lines += [
             "",
             f"`scrapy backfill --warc mixed.warc.gz` (exit {b['exit_status']}): "
-            f"{b['records']:,} records, {b['kept']:,} kept, {b['stored']:,} stored, "
+            f"{b['records']:,} records, {b['kept']:,} kept, {b['stored']:,} stored "
+            f"(the {b['expected']:,} article records expected, each once: "
+            f"{'yes' if b['exact'] else 'NO'}), "
             f"corrupt {b['corrupt']}, truncated {b['truncated']}, in {b['elapsed_seconds']} s "
             f"({b['wall_seconds']} s with start-up): {b['records_per_s']} records/s, "
             f"{b['stored_per_s']} articles stored/s.",

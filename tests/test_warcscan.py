@@ -249,6 +249,18 @@ def test_scan_restricted_to_named_sites_and_days(archive) -> None:
     assert urls == {u for u in arc.expected if site_for_url(u).key in ("sina", "ifeng")}
 
 
+def test_files_that_cannot_be_read_are_counted_and_the_next_is_read(archive, tmp_path) -> None:
+    path, arc = archive
+    junk = tmp_path / "page.warc.gz"
+    junk.write_bytes(b"<html><body>not a WARC file</body></html>")
+    scan = WarcScan(sites=["netease"])
+    files = [str(junk), str(tmp_path / "missing.warc.gz"), str(path)]
+    urls = {p.url for p in scan.scan(files)}
+    assert urls == {u for u in arc.expected if site_for_url(u).key == "netease"}
+    assert scan.files == 3 and scan.counts["unreadable"] == 1
+    assert scan.counts["corrupt"] == 2 and scan.counts["truncated"] == 1  # junk, then path's
+
+
 def _small_warc(n: int = 6, *, gz: bool = True) -> tuple[bytes, list[int]]:
     """``n`` small response records and the offset of each (and of the end)."""
     offsets, out = [], io.BytesIO()

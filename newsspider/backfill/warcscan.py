@@ -261,15 +261,6 @@ class WarcResponse:
     truncated: bool = False
     tag: Any = None
 
-    def header(self, name: str) -> str | None:
-        """The last value of an HTTP header (case-insensitive), as ISO-8859-1 text."""
-        low = name.lower().encode("latin-1")
-        value = None
-        for key, val in self.headers:
-            if key.lower() == low:
-                value = val
-        return None if value is None else value.decode("latin-1")
-
 
 #: ``want(url, warc_date)``: None to pass a response over unread; anything else is read.
 Want = Callable[[str, str], Any]
@@ -295,6 +286,7 @@ def warc_responses(
     gz = tape.read(2) == _GZIP_MAGIC[:2]
     start = 0
     bad = False  # in a corrupt stretch, not counted yet
+    read = 0  # records read from this file
     while True:
         tape.seek(start)
         last: int | None = None  # start of the last record read from `start` on
@@ -312,6 +304,7 @@ def warc_responses(
                     counts["corrupt"] += 1
                     bad = False
                 counts["records"] += 1
+                read += 1
                 url = headers.get("WARC-Target-URI")
                 if record.record_type != WarcRecordType.response or not url:
                     counts["not_response"] += 1
@@ -353,7 +346,11 @@ def warc_responses(
             bad = True
         resume = _next_record(tape, (last if last is not None else start) + 1, gz)
         if resume is None:
-            _ended(tape, counts, name, "an unreadable stretch runs to the end")
+            if read or tape.error is not None or _starts_record(tape, 0, gz):
+                _ended(tape, counts, name, "an unreadable stretch runs to the end")
+            else:
+                counts["corrupt"] += 1
+                logger.warning("%s: not a WARC file; skipped", name)
             return
         start = resume
 
@@ -429,11 +426,9 @@ def _next_record(tape: Tape, offset: int, gz: bool) -> int | None:
 
 def _starts_record(tape: Tape, offset: int, gz: bool) -> bool:
     if not gz:
-        if offset > 0:
-            tape.seek(offset - 1)
-            if tape.read(1) != b"\n":
-                return False
-        return True
+        tape.seek(max(0, offset - 1))
+        head = tape.read(6 if offset else 5)
+        return head == (b"\nWARC/" if offset else b"WARC/")
     tape.seek(offset)
     try:
         head = zlib.decompressobj(31).decompress(tape.read(4096), 16)
