@@ -211,7 +211,7 @@ class BackfillSpider(Spider):
         if isinstance(outcome, str):
             self._stat(outcome)
             self.logger.info("record skipped (%s): %s %s", outcome, cap.timestamp, cap.url)
-            self._remembered(arch, url, cap, outcome)
+            self._remembered(arch.name, url, cap.timestamp, outcome)
             return
         _, headers, body = outcome
         self._stat("records")
@@ -284,15 +284,14 @@ class BackfillSpider(Spider):
         captured = getattr(item, "captured_at", None)
         if archive and captured is not None:
             stamp = captured.astimezone(UTC).strftime("%Y%m%d%H%M%S")
-            cap = Capture(url=item.url, timestamp=stamp)
-            self._remembered(Archive(archive, "", None), item.url, cap, "dropped")
+            self._remembered(archive, item.url, stamp, "dropped")
 
-    def _remembered(self, arch: Archive, url: str, cap: Capture, outcome: str) -> None:
+    def _remembered(self, archive: str, url: str, timestamp: str, outcome: str) -> None:
         self._remember.append(
             {
-                "archive": arch.name,
+                "archive": archive,
                 "url": url,
-                "timestamp": cap.timestamp,
+                "timestamp": timestamp,
                 "outcome": outcome,
                 "fetched_at": datetime.now(UTC),
             }

@@ -235,12 +235,10 @@ def _entries(site: Site) -> list[tuple[str, Feed | None]]:
 
 
 async def _fetch(fetcher: Fetcher, url: str, feed: Feed | None) -> Fetched:
-    """A page, a feed (with the feed size limits), or a feed that wants a POST."""
+    """A page, or a feed (with the feed size limits; a POST when it has a body)."""
     if feed is None:
         return await fetcher.get(url)
-    if feed.body is None:
-        return await fetcher.get(url, **FEED_META)
-    return await fetcher.get(feed.url, body=feed.body, **FEED_META)
+    return await fetcher.get(url, body=feed.body, **FEED_META)
 
 
 

@@ -523,7 +523,8 @@ def _propose(
         samples = [verdicts[u] for u in g.urls if u in verdicts]
         kind, reason = group_verdict(samples)
         if kind == "other" and _shells(samples):
-            kind, reason = _shell_kind(samples, reason, shells)
+            found = shells.judge(samples, reason)
+            kind, reason = found.kind, found.reason
         decided[g.key] = (kind, reason, samples)
     # An unsampled group takes the verdict its URL form's sampled groups agree on.
     for family in families(groups).values():
@@ -609,7 +610,7 @@ def _propose(
             "utf8",
         ):
             encoding = declared
-    render, json_path = _scripts(shells, notes)
+    render, json_path = shells.row_fields(notes)
     source = name or _site_name(home_verdict, stop_words) or domain
     site = Site(
         key=key or site_key(host),
@@ -646,19 +647,6 @@ def _propose(
 
 def _shells(samples: list[PageVerdict]) -> bool:
     return bool(samples) and sum(v.needs_scripts for v in samples) / len(samples) >= 0.6
-
-
-def _shell_kind(samples: list[PageVerdict], reason: str, shells: ScriptShells) -> tuple[str, str]:
-    """A group of script shells: an article group when the text sits in embedded JSON or
-    appears once rendered with JavaScript, else ``scripts`` (left out), and why
-    (:mod:`.scripts`)."""
-    found = shells.judge(samples, reason)
-    return found.kind, found.reason
-
-
-def _scripts(shells: ScriptShells, notes: list[str]) -> tuple[bool, str | None]:
-    """``render`` and ``json_path`` from the groups whose pages are script shells."""
-    return shells.row_fields(notes)
 
 
 def _site_name(home: PageVerdict, stop_words: tuple[str, ...]) -> str | None:

@@ -32,13 +32,13 @@ __all__ = [
     "DEFAULT_TITLE_STOP_WORDS",
     "META_PUBLISHED_KEYS",
     "META_TITLE_KEYS",
+    "MetaScan",
     "html_title",
     "json_ld_article_body",
-    "json_ld_objects",
     "meta_published",
     "meta_title",
-    "meta_values",
     "page_metadata",
+    "scan_metadata",
 ]
 
 #: Site and channel names that end a ``<title>`` (Zou & Zhong §1.2.3's

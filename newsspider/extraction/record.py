@@ -590,15 +590,17 @@ _VALUE_END = re.compile(
     r"|发表|打印|分享|人气|回复|作者单位)\s*[:：]|发自|报道|摄影|/摄|／摄|摄$|\s摄\b|/文|／文|/图|／图|电$"
     r"|[(（\[【〔」』)）\]】〕>《》]|[。；;！!？?]|\s[-–—|｜]\s|\d{2,4}[-/.年]\d{1,2}|\d{1,2}:\d{2}|$)"
 )
+#: Where a label may begin: the line's start, or after a space, bracket or bullet.
+_LABEL_START = r"(?:^|(?<=[\s\[(（【〔|｜□■●◆·]))"
 _WRITER_LABEL = re.compile(
-    r"(?:^|(?<=[\s\[(（【〔|｜□■●◆·]))(?:原文)?"
+    _LABEL_START + r"(?:原文)?"
     r"(?:作者|撰文|执笔人?|撰稿人?|编译|译者|翻译|文|口述|整理|Author|Written by|Text)"
     + _COLON,
     re.I,
 )
 _WRITER_SLASH = re.compile(r"(?:^|(?<=[\s\[(（【□■]))(?:文|撰文)\s*[/／|｜]\s*")
 _REPORTER = re.compile(
-    r"(?:^|(?<=[\s\[(（【〔|｜□■●◆·]))(?:[^\s\[(（【〔|｜□■●◆·，。,]{0,8}?)"
+    _LABEL_START + r"(?:[^\s\[(（【〔|｜□■●◆·，。,]{0,8}?)"
     r"(?:(?:特约|首席|实习|驻\S{1,4})?记者|通讯员|实习生)\s*[:：]?\s*"
 )
 _NAME_THEN_WEN = re.compile(
@@ -617,14 +619,15 @@ _DATELINE_REPORTER = re.compile(
     rf"(?P<names>[{_HAN_CLASS}·]{{2,9}}(?:\s*[ 、]\s*[{_HAN_CLASS}·]{{2,9}}){{0,4}})\s*[)）]"
 )
 _SOURCE_LABEL = re.compile(
-    r"(?:^|(?<=[\s\[(（【〔|｜□■●◆·]))(?:文章|本文|信息|新闻|消息|稿件|内容)?(?:来源|稿源|出处|来自|转载自|转自|Source)"
+    _LABEL_START
+    + r"(?:文章|本文|信息|新闻|消息|稿件|内容)?(?:来源|稿源|出处|来自|转载自|转自|Source)"
     + r"\s*[:：]\s*",
     re.I,
 )
 _SOURCE_INLINE = re.compile(r"(?:^|(?<=\s))(?:转载自|转自|来自)\s*(?=\S)")
 _EDITOR_LABEL = re.compile(
-    r"(?:^|(?<=[\s\[(（【〔|｜□■●◆·]))"
-    r"(?P<label>责任编辑|责编|本文编辑|值班编辑|编辑|Editor|Edited by)"
+    _LABEL_START
+    + r"(?P<label>责任编辑|责编|本文编辑|值班编辑|编辑|Editor|Edited by)"
     + _COLON,
     re.I,
 )

@@ -41,14 +41,13 @@ import os
 import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scrapy.settings import SETTINGS_PRIORITIES
 
 import newsspider.nightly.report as report
-from newsspider.paths import project_path
 from newsspider.incremental import PRIORITY, StoredUrlFilter
+from newsspider.paths import project_path
 from newsspider.storage import (
     Engine,
     create_schema,

@@ -25,6 +25,7 @@ import codecs
 import re
 import tomllib
 from collections.abc import Mapping
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -246,9 +247,15 @@ def read_sites_file(path: Path, origin: str | None = None) -> dict[str, Site]:
     }
 
 
+@cache
+def _builtin_rows() -> dict[str, Site]:
+    """The shipped rows, read and validated once per process (rows are frozen)."""
+    return read_sites_file(BUILTIN_FILE, BUILTIN)
+
+
 def load_table(user_file: Path | None = None) -> dict[str, Site]:
     """The built-in rows with ``user_file``'s over them (by key; new keys after them)."""
-    table = read_sites_file(BUILTIN_FILE, BUILTIN)
+    table = dict(_builtin_rows())
     if user_file is not None and user_file.is_file():
         table.update(read_sites_file(user_file))
     return table
@@ -307,4 +314,4 @@ def site_for_url(url: str) -> Site | None:
     return None
 
 
-SITES.update(read_sites_file(BUILTIN_FILE, BUILTIN))
+SITES.update(_builtin_rows())
