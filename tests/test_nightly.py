@@ -511,7 +511,8 @@ def test_finished_jobs_are_removed_interrupted_ones_kept(tmp_path):
 
 
 def test_stored_url_filter_is_off_unless_incremental(tmp_path):
-    crawler = get_crawler(site_spiders()["netease"], {"DATABASE_URL": f"sqlite:///{tmp_path / 'c.db'}"})
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    crawler = get_crawler(site_spiders()["netease"], {"DATABASE_URL": url})
     with pytest.raises(NotConfigured):
         StoredUrlFilter.from_crawler(crawler)
 
