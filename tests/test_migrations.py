@@ -359,6 +359,7 @@ def test_create_schema_at_head_costs_one_query(tmp_path, monkeypatch):
         statements.append(statement)
 
     monkeypatch.setattr(schema_module, "setup_search", lambda engine: "fts5")
+    monkeypatch.setattr(schema_module, "setup_counts", lambda engine: False)
     event.listen(engine, "before_cursor_execute", record)
     try:
         create_schema(engine)

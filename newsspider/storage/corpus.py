@@ -45,6 +45,7 @@ import newsspider.storage.fts as fts
 from newsspider.errors import UserError
 from newsspider.sites import SITES
 
+from .counts import COUNTS, NO_HOUR, has_counts, month_counts
 from .engine import engine_for
 from .models import AUTHOR_SEPARATOR, Article, LineCount, SiteLineStats, SiteReclean, UTCDateTime
 from .schema import create_schema, head_revision
@@ -491,10 +492,14 @@ class Corpus:
         per_day: dict[str, dict[date | None, int]] = {}
         per_month: dict[str, dict[str | None, dict[str, int]]] = {}
         with self.engine.connect() as conn:
-            for key, n in conn.execute(
-                select(ARTICLES.c.site, func.count()).group_by(ARTICLES.c.site)
-            ):
-                entry(key).articles = n
+            counted = has_counts(conn)
+            per_site = (
+                select(COUNTS.c.site, func.sum(COUNTS.c.n)).group_by(COUNTS.c.site)
+                if counted
+                else select(ARTICLES.c.site, func.count()).group_by(ARTICLES.c.site)
+            )
+            for key, n in conn.execute(per_site):
+                entry(key).articles = int(n)
             for key, n in conn.execute(
                 select(LineCount.site, func.count()).group_by(LineCount.site)
             ):
@@ -515,10 +520,16 @@ class Corpus:
                 if newest is not None:
                     s.newest_id, s.newest_title, s.newest_published = newest
             hour = self._utc_hour(ARTICLES.c.published)
-            for key, bucket, n in conn.execute(
-                select(ARTICLES.c.site, hour, func.count()).group_by(ARTICLES.c.site, hour)
-            ):
-                day = None if bucket is None else _local_day(bucket, key)
+            per_hour = (
+                select(COUNTS.c.site, COUNTS.c.hour, func.sum(COUNTS.c.n)).group_by(
+                    COUNTS.c.site, COUNTS.c.hour
+                )
+                if counted
+                else select(ARTICLES.c.site, hour, func.count()).group_by(ARTICLES.c.site, hour)
+            )
+            for key, bucket, n in conn.execute(per_hour):
+                n = int(n)
+                day = None if bucket is None or bucket == NO_HOUR else _local_day(bucket, key)
                 days = per_day.setdefault(key, {})
                 days[day] = days.get(day, 0) + n
             for name in ("origin", "section"):
@@ -537,13 +548,17 @@ class Corpus:
                     setattr(entry(key), f"top_{name}s", top)
             month = utc_month(self.dialect, ARTICLES.c.published)
             archive = ARTICLES.c.archive
-            for key, origin, bucket, n in conn.execute(
-                select(ARTICLES.c.site, archive, month, func.count()).group_by(
+            months_stmt = (
+                month_counts(by_site=True)
+                if counted
+                else select(ARTICLES.c.site, month, archive, func.count()).group_by(
                     ARTICLES.c.site, archive, month
                 )
-            ):
+            )
+            for key, bucket, origin, n in conn.execute(months_stmt):
+                bucket = bucket or None  # article_counts: '' for no time
                 origins = per_month.setdefault(key, {}).setdefault(bucket, {})
-                origins[origin or LIVE] = origins.get(origin or LIVE, 0) + n
+                origins[origin or LIVE] = origins.get(origin or LIVE, 0) + int(n)
         per_day = {
             key: dict(sorted(days.items(), key=lambda kv: (kv[0] is None, kv[0] or date.min)))
             for key, days in sorted(per_day.items())

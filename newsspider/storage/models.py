@@ -239,6 +239,28 @@ class ReprintBand(Base):
     article_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
 
 
+class ArticleCount(Base):
+    """How many articles each site has per UTC hour of publication and origin, kept on
+    write by triggers on ``articles`` (``counts.py``, revision 0009), so the dashboard and
+    ``scrapy corpus stats`` read a table that grows with the hours a corpus spans, never
+    with its articles.
+
+    ``hour`` is the UTC hour as ``YYYY-MM-DD HH`` (``''``: no publication time);
+    ``archive`` the row's ``articles.archive`` (``''``: fetched live). An hour, not a day:
+    a site's days are local, and every zone of the site table is a whole-hour offset, so
+    hours move to any site's days exactly. The key leads with ``hour`` because the
+    dashboard reads a window of hours across all sites.
+    """
+
+    __tablename__ = "article_counts"
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    hour: Mapped[str] = mapped_column(String(13), primary_key=True)
+    site: Mapped[str] = mapped_column(String(64), primary_key=True)
+    archive: Mapped[str] = mapped_column(String(256), primary_key=True)
+    n: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class LineCount(Base):
     """``LC`` of one line MD5 on one site (Li & Jiang 2012 §2.2)."""
 

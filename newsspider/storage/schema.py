@@ -36,6 +36,7 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 import newsspider.storage.fts as fts
 
 from .engine import display_url
+from .counts import setup_counts
 from .fts import setup_search, upgrade_triggers
 from .models import Base
 
@@ -84,7 +85,8 @@ def create_schema(engine: Engine) -> None:
     (:func:`lock_for_migration`) and is logged at INFO. A database at a revision this
     version does not know (made by a newer newsspider) raises ``RuntimeError``. Last come
     the search structures (``fts.py``): the FTS5 trigram table and its triggers on SQLite,
-    pg_trgm indexes on PostgreSQL, backfilled when added to an existing corpus.
+    pg_trgm indexes on PostgreSQL, backfilled when added to an existing corpus; and the
+    triggers that keep ``article_counts`` (``counts.py``), filled when new.
     """
     head = head_revision()
     with engine.connect() as conn:
@@ -95,7 +97,7 @@ def create_schema(engine: Engine) -> None:
 
 
 def _setup_search_locked(engine: Engine) -> None:
-    """``setup_search`` under :data:`PG_MIGRATION_LOCK` on PostgreSQL.
+    """``setup_search`` and ``setup_counts`` under :data:`PG_MIGRATION_LOCK` on PostgreSQL.
 
     Its ``CREATE EXTENSION`` and ``CREATE INDEX`` run outside the migration's transaction;
     workers starting together on a fresh database would each run them, and all but one
@@ -104,12 +106,14 @@ def _setup_search_locked(engine: Engine) -> None:
     """
     if engine.dialect.name != "postgresql":
         setup_search(engine)
+        setup_counts(engine)
         return
     with engine.connect() as conn:
         conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": PG_MIGRATION_LOCK})
         conn.commit()
         try:
             setup_search(engine)
+            setup_counts(engine)
         finally:
             conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": PG_MIGRATION_LOCK})
             conn.commit()

@@ -40,6 +40,7 @@ from newsspider.errors import UserError
 from newsspider.sites import SITES
 
 from .corpus import LIVE, utc_month
+from .counts import has_counts, hour_rows, month_counts, parse_hour
 from .engine import CONNECT_TIMEOUT
 from .models import Article, CrawlRun, NightlyRun
 
@@ -188,7 +189,23 @@ def article_days(engine: Engine, since: datetime, until: datetime) -> dict[str, 
     site and local day directly, over the covering index ``(site, published)``: a few
     hundred groups for a year. Otherwise it groups by UTC hour and Python moves each hour
     to its site's zone (as ``Corpus.stats``), exact for any whole-hour offset.
+
+    Where the count triggers exist (``counts.py``, revision 0009) none of that runs: the
+    hours of ``article_counts`` in the window are read and moved to each site's days, a
+    read that grows with the window, not with the corpus. ``since`` and ``until`` are then
+    taken to the hour, which day bounds in whole-hour zones are.
     """
+    with engine.connect() as conn:
+        if has_counts(conn):
+            out: dict[str, dict[date, int]] = {}
+            for hour, site, _archive, n in hour_rows(conn, since, until):
+                start = parse_hour(hour)
+                if start is None:
+                    continue
+                days = out.setdefault(site, {})
+                day = start.astimezone(_zone(site)).date()
+                days[day] = days.get(day, 0) + n
+            return {site: dict(sorted(days.items())) for site, days in sorted(out.items())}
     col = ARTICLES.c.published
     zones = {s.zone for s in SITES.values()} | {ZoneInfo(DEFAULT_TZ)}
     offsets = {_fixed_offset(z, since, until) for z in zones}
@@ -238,8 +255,16 @@ def article_months(engine: Engine, *, origins: bool = True) -> dict[str, dict[st
     One ``GROUP BY`` over the whole table, answered from the index ``(site, archive,
     published)`` alone on SQLite (a scan of the index, never of the rows with their
     bodies). ``origins=False`` (a database from before revision 0007, without
-    ``articles.archive``): every article counts as live.
+    ``articles.archive``): every article counts as live. With the count triggers
+    (revision 0009) ``article_counts`` is read instead.
     """
+    out: dict[str, dict[str, int]] = {}
+    with engine.connect() as conn:
+        if has_counts(conn):
+            for month_name, archive_name, n in conn.execute(month_counts()):
+                months = out.setdefault(archive_name or LIVE, {})
+                months[month_name] = months.get(month_name, 0) + n
+            return _by_origin(out)
     month = utc_month(engine.dialect.name, ORIGIN.c.published)
     archive = ORIGIN.c.archive if origins else None
     keys = [month] if archive is None else [archive, month]
@@ -249,7 +274,6 @@ def article_months(engine: Engine, *, origins: bool = True) -> dict[str, dict[st
         .where(ORIGIN.c.published.is_not(None))
         .group_by(*keys)
     )
-    out: dict[str, dict[str, int]] = {}
     with engine.connect() as conn:
         for row in conn.execute(stmt):
             origin, bucket, n = (LIVE, *row) if archive is None else row
@@ -257,6 +281,10 @@ def article_months(engine: Engine, *, origins: bool = True) -> dict[str, dict[st
                 continue
             months = out.setdefault(origin or LIVE, {})
             months[bucket] = months.get(bucket, 0) + n
+    return _by_origin(out)
+
+
+def _by_origin(out: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     return {
         origin: dict(sorted(months.items()))
         for origin, months in sorted(out.items(), key=lambda kv: (kv[0] != LIVE, kv[0]))

@@ -1,0 +1,131 @@
+"""``article_counts`` kept on write by triggers (storage/counts.py) equals a full recount of
+``articles`` after inserts, re-dated, re-sited and re-archived rows, deletes and hand
+edits, on SQLite and PostgreSQL; a database whose triggers are new is filled exactly."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, insert, text
+
+from newsspider.storage import Article, Base, Corpus, create_schema, engine_for
+from newsspider.storage.counts import COUNTS, has_counts
+from newsspider.storage.web_queries import article_days, article_months
+
+SITES = ("netease", "sina", "zaobao")
+ARCHIVES = (None, None, "cc:CC-MAIN-2019-35", "wayback")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'corpus.db'}"
+    else:
+        url = request.getfixturevalue("postgresql_url")
+        Base.metadata.drop_all(engine_for(url))
+    eng = engine_for(url)
+    create_schema(eng)
+    return eng
+
+
+def rows(rng: random.Random, n: int, start: int = 0) -> list[dict]:
+    t0 = datetime(2019, 3, 1, tzinfo=UTC)
+    out = []
+    for i in range(start, start + n):
+        published = None if i % 11 == 0 else t0 + timedelta(minutes=rng.randrange(0, 900 * 24 * 60))
+        out.append({
+            "url": f"https://example.com/{i}.html", "site": rng.choice(SITES), "source": "s",
+            "title": f"标题{i}", "content": "正文。", "raw_text": "正文。", "content_md5": str(i),
+            "published": published, "archive": rng.choice(ARCHIVES),
+        })  # fmt: skip
+    return out
+
+
+def recount(engine: Engine) -> dict[tuple[str, str, str], int]:
+    """What the triggers should hold, grouped from the articles themselves."""
+    if engine.dialect.name == "sqlite":
+        hour = "coalesce(strftime('%Y-%m-%d %H', published), '')"
+    else:
+        hour = "coalesce(to_char(published AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24'), '')"
+    sql = f"SELECT {hour}, site, coalesce(archive, ''), count(*) FROM articles GROUP BY 1, 2, 3"
+    with engine.connect() as conn:
+        return {(h, s, a): n for h, s, a, n in conn.execute(text(sql))}
+
+
+def kept(engine: Engine) -> dict[tuple[str, str, str], int]:
+    with engine.connect() as conn:
+        return {(r.hour, r.site, r.archive): r.n for r in conn.execute(COUNTS.select())}
+
+
+def test_counts_follow_every_write(engine):
+    rng = random.Random(3)
+    with engine.begin() as conn:
+        conn.execute(insert(Article.__table__), rows(rng, 400))
+    assert kept(engine) == recount(engine) and sum(kept(engine).values()) == 400
+    with engine.begin() as conn:
+        # re-dated (some to no time), re-sited, re-archived, unchanged, deleted
+        conn.execute(text("UPDATE articles SET published = NULL WHERE id % 7 = 0"))
+        conn.execute(
+            Article.__table__.update()
+            .where(Article.__table__.c.id % 5 == 1)
+            .values(published=datetime(2024, 5, 1, 16, 30, tzinfo=UTC))
+        )
+        conn.execute(text("UPDATE articles SET site = 'tencent' WHERE id % 13 = 0"))
+        conn.execute(text("UPDATE articles SET archive = NULL WHERE id % 3 = 0"))
+        conn.execute(text("UPDATE articles SET title = 'x' WHERE id % 2 = 0"))
+        conn.execute(text("DELETE FROM articles WHERE id % 17 = 0"))
+    expected = recount(engine)
+    assert kept(engine) == expected
+    assert all(n > 0 for n in kept(engine).values())  # emptied keys are gone
+    # a rolled-back write leaves no trace in the counts
+    with pytest.raises(RuntimeError), engine.begin() as conn:
+        conn.execute(insert(Article.__table__), rows(rng, 10, start=10_000))
+        raise RuntimeError("abort")
+    assert kept(engine) == expected
+
+
+def test_new_triggers_fill_the_counts_from_the_stored_articles(engine):
+    rng = random.Random(5)
+    with engine.begin() as conn:
+        conn.execute(insert(Article.__table__), rows(rng, 200))
+        # an older corpus: no triggers, no counts
+        if engine.dialect.name == "sqlite":
+            for name in ("article_counts_ai", "article_counts_ad", "article_counts_au"):
+                conn.execute(text(f"DROP TRIGGER {name}"))
+        else:
+            for name in ("article_counts_insdel", "article_counts_upd"):
+                conn.execute(text(f"DROP TRIGGER {name} ON articles"))
+        conn.execute(COUNTS.delete())
+        conn.execute(insert(Article.__table__), rows(rng, 50, start=500))
+    with engine.connect() as conn:
+        assert not has_counts(conn)
+    create_schema(engine)
+    with engine.connect() as conn:
+        assert has_counts(conn)
+    assert kept(engine) == recount(engine) and sum(kept(engine).values()) == 250
+
+
+def test_dashboard_and_stats_from_counts_equal_a_scan(engine):
+    rng = random.Random(9)
+    with engine.begin() as conn:
+        conn.execute(insert(Article.__table__), rows(rng, 300))
+    since, until = datetime(2019, 6, 1, tzinfo=UTC), datetime(2020, 6, 1, tzinfo=UTC)
+    counted_days, counted_months = article_days(engine, since, until), article_months(engine)
+    stats = Corpus(engine).stats()
+    # the same queries with the triggers gone read the articles themselves
+    with engine.begin() as conn:
+        if engine.dialect.name == "sqlite":
+            conn.execute(text("DROP TRIGGER article_counts_ai"))
+        else:
+            conn.execute(text("DROP TRIGGER article_counts_insdel ON articles"))
+    assert article_days(engine, since, until) == counted_days
+    assert article_months(engine) == counted_months
+    scanned = Corpus(engine, setup=False).stats()
+    assert scanned.per_day == stats.per_day and scanned.per_month == stats.per_month
+    assert {k: s.articles for k, s in scanned.sites.items()} == {
+        k: s.articles for k, s in stats.sites.items()
+    }
+    assert stats.total == 300 and sum(counted_months["live"].values()) > 0
