@@ -300,12 +300,16 @@ def corpus_figures(database_url: str) -> dict[str, Any]:
     """What a crawl left in the database, in comparable form."""
     from sqlalchemy import create_engine, text
 
+    from newsspider.storage.models import unpack_text
+
     engine = create_engine(database_url)
     try:
         with engine.connect() as conn:
 
             def rows(sql: str) -> list[tuple[Any, ...]]:
-                return [tuple(r) for r in conn.execute(text(sql))]
+                # raw_text comes back packed from SQLite (PackedText): compare it as text
+                return [tuple(unpack_text(v) if isinstance(v, bytes) else v for v in r)
+                        for r in conn.execute(text(sql))]
 
             return {
                 "articles": rows(

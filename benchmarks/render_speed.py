@@ -59,6 +59,7 @@ from newsspider.extraction.render import (  # noqa: E402
 )
 from newsspider.sites import Site  # noqa: E402
 from newsspider.sites.write import add_site  # noqa: E402
+from newsspider.storage.models import unpack_text  # noqa: E402
 from newsspider.workers import extract_page, render_page  # noqa: E402
 from tests.test_render_sites import FakeSite, build_site  # noqa: E402
 
@@ -164,7 +165,8 @@ def crawl(tmp: Path, warc: Path, site: FakeSite, *, variant: str, **fields: obje
     if out.returncode not in (0, 5) or elapsed is None:  # 5: every article dropped
         raise SystemExit(f"scrapy crawl {key} failed:\n{out.stderr[-3000:]}")
     with sqlite3.connect(db) as conn:
-        stored = conn.execute("SELECT url, raw_text FROM articles").fetchall()
+        rows = conn.execute("SELECT url, raw_text FROM articles")
+        stored = [(u, unpack_text(t)) for u, t in rows]
     done = sum(
         url in site.articles and all(_flat(p) in _flat(text) for p in site.articles[url][2])
         for url, text in stored

@@ -50,6 +50,7 @@ from newsspider.pipelines import extract as ex
 from newsspider.pipelines.extract import ExtractionPipeline, RenderUnavailable
 from newsspider.replay import write_response_record
 from newsspider.sites import SITES, Site, read_sites_file
+from newsspider.storage.models import unpack_text
 from newsspider.workers import extract_page, site_headers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -245,7 +246,7 @@ def stored_bodies(db: Path, key: str) -> dict[str, tuple[str, str, str]]:
         rows = conn.execute(
             "SELECT url, title, published, raw_text FROM articles WHERE site = ?", (key,)
         ).fetchall()
-    return {url: (title, published, text) for url, title, published, text in rows}
+    return {url: (title, published, unpack_text(text)) for url, title, published, text in rows}
 
 
 def _flat(text: str) -> str:

@@ -50,6 +50,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+import zstandard
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -125,6 +126,46 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
+#: zstd level of ``raw_text`` on SQLite (:class:`PackedText`): measured on 20,000 Chinese
+#: bodies, level 3 keeps 53.3 % of the UTF-8 bytes at 43 us a row; level 9 51.5 % at 182 us,
+#: zlib level 6 49.8 % at 203 us (the write path pays it on every stored page).
+RAW_TEXT_ZSTD_LEVEL = 3
+_zstd_compress = zstandard.ZstdCompressor(level=RAW_TEXT_ZSTD_LEVEL).compress
+_zstd_decompress = zstandard.ZstdDecompressor().decompress
+
+
+class PackedText(TypeDecorator[str]):
+    """Text stored zstd-compressed on SQLite, as it is on PostgreSQL: a ``str`` in Python.
+
+    ``articles.raw_text`` is the page's text before line-hash cleaning (Li & Jiang 2012
+    §2.2), kept so a matured table can clean old rows again; it is nearly ``content`` a
+    second time, and on SQLite it was half of every row. PostgreSQL compresses long text
+    itself (TOAST), so there it stays plain ``text``. On SQLite the value is a zstd frame
+    in a ``BLOB`` (SQLite types values, not columns: the column stays declared ``TEXT``, and
+    rows stored before remain text, read as they are); ``scrapy corpus compact`` packs
+    those. A reader with bare ``sqlite3`` sees bytes: ``zstd -d`` or Python's
+    ``zstandard`` opens them.
+    """
+
+    impl = Text
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | bytes | None:
+        if value is None or dialect.name != "sqlite":
+            return value
+        return _zstd_compress(value.encode("utf-8"))
+
+    def process_result_value(self, value: str | bytes | None, dialect: Dialect) -> str | None:
+        if isinstance(value, bytes):
+            return _zstd_decompress(value).decode("utf-8")
+        return value
+
+
+def unpack_text(value: str | bytes | None) -> str | None:
+    """A :class:`PackedText` value as raw SQL returns it (bytes on SQLite), as text."""
+    return PackedText().process_result_value(value, sqlite.dialect())
+
+
 class Base(DeclarativeBase):
     """Declarative base of every newsspider table."""
 
@@ -167,7 +208,7 @@ class Article(Base):
     title: Mapped[str | None] = mapped_column(Text)
     published: Mapped[datetime | None]
     content: Mapped[str] = mapped_column(Text)
-    raw_text: Mapped[str] = mapped_column(Text)
+    raw_text: Mapped[str] = mapped_column(PackedText)
     encoding: Mapped[str | None] = mapped_column(String(32))
     content_md5: Mapped[str] = mapped_column(String(32))
     fetched_at: Mapped[datetime] = mapped_column(default=utcnow)
