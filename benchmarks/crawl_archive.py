@@ -85,6 +85,9 @@ class PoolPage:
     dataset: str
     id: str
     body: bytes
+    #: the case's ``lang`` (``zh``, ``en``, ...) and gold ``body``, when the dataset gives them
+    lang: str | None = None
+    gold: str | None = None
 
 
 def page_pool(datasets: Path = DATASETS) -> list[PoolPage]:
@@ -95,7 +98,10 @@ def page_pool(datasets: Path = DATASETS) -> list[PoolPage]:
             for line in f:
                 if line.strip():
                     case = json.loads(line)
-                    pool.append(PoolPage(d.name, case["id"], (d / case["html_file"]).read_bytes()))
+                    body = (d / case["html_file"]).read_bytes()
+                    pool.append(
+                        PoolPage(d.name, case["id"], body, case.get("lang"), case.get("body"))
+                    )
     if not pool:
         raise SystemExit(f"no dataset pages under {datasets}")
     return pool
@@ -237,49 +243,94 @@ def build_archive(
     rebuild: bool = False,
     log: bool = True,
 ) -> Archive:
-    """Write (or reuse) the archive of ``pages`` article pages over ``sites`` sites."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    wanted = {
+    """Write (or reuse) the archive of ``pages`` article pages over ``sites`` sites: the ten-copies
+    layout (page ``n`` is copy ``n`` of pool page ``n % len(pool)`` on site ``n % sites``)."""
+    key = {
         "version": ARCHIVE_VERSION,
         "pages": pages,
         "sites": sites,
         "per_page": per_page,
         "pool": _pool_signature(datasets),
     }
+    found = reuse_archive(directory, key, rebuild=rebuild)
+    if found is not None:
+        return found
+    pool = page_pool(datasets)
+
+    def page(n: int) -> ArchivePage:
+        return ArchivePage(
+            n % sites, article_url(n, sites), lambda: variant(pool[n % len(pool)].body, n)
+        )
+
+    return write_archive(
+        directory, key, [page(n) for n in range(pages)], sites, per_page, len(pool), log=log
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivePage:
+    """One article page of an archive: its site, its URL and its bytes (made when written)."""
+
+    site: int
+    url: str
+    body: Callable[[], bytes]
+
+
+def reuse_archive(directory: Path, key: dict[str, Any], *, rebuild: bool = False) -> Archive | None:
+    """The archive already written under ``directory`` for ``key`` (its manifest says so)."""
+    directory = Path(directory)
     manifest = directory / MANIFEST
-    if not rebuild and manifest.is_file():
-        found = json.loads(manifest.read_text())
-        if found.get("key") == wanted and all((directory / f).is_file() for f in found["files"]):
-            return Archive(
-                directory,
-                pages,
-                sites,
-                per_page,
-                found["files"],
-                found["bytes_raw"],
-                found["bytes_disk"],
-                found["build_seconds"],
-                True,
-                found["pool_pages"],
-            )
+    if rebuild or not manifest.is_file():
+        return None
+    found = json.loads(manifest.read_text())
+    if found.get("key") != key or not all((directory / f).is_file() for f in found["files"]):
+        return None
+    return Archive(
+        directory,
+        found["pages"],
+        found["sites"],
+        found["per_page"],
+        found["files"],
+        found["bytes_raw"],
+        found["bytes_disk"],
+        found["build_seconds"],
+        True,
+        found["pool_pages"],
+    )
+
+
+def write_archive(
+    directory: Path,
+    key: dict[str, Any],
+    pages: list[ArchivePage],
+    sites: int,
+    per_page: int,
+    pool_pages: int,
+    *,
+    log: bool = True,
+) -> Archive:
+    """Write ``pages`` (each site's in list order) as one WARC file per site, with each
+    site's chain of list pages, and the manifest that lets :func:`reuse_archive` find it."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    manifest = directory / MANIFEST
     manifest.unlink(missing_ok=True)
     started = time.perf_counter()
-    pool = page_pool(datasets)
     files = [f"bench{s}.warc.gz" for s in range(sites)]
     handles = [open(directory / (f + ".part"), "wb") for f in files]
     raw = 0
     try:
         per_site: list[list[str]] = [[] for _ in range(sites)]  # article URLs of the open list
         list_no = [1] * sites
-        remaining = [len(range(s, pages, sites)) for s in range(sites)]
-        for n in range(pages):
-            s = n % sites
-            url = article_url(n, sites)
-            body = variant(pool[n % len(pool)].body, n)
+        remaining = [0] * sites
+        for p in pages:
+            remaining[p.site] += 1
+        for n, p in enumerate(pages):
+            s = p.site
+            body = p.body()
             raw += len(body)
-            handles[s].write(_gzip_member(_record(url, body, "text/html")))
-            per_site[s].append(url)
+            handles[s].write(_gzip_member(_record(p.url, body, "text/html")))
+            per_site[s].append(p.url)
             remaining[s] -= 1
             if len(per_site[s]) == per_page or remaining[s] == 0:
                 last = remaining[s] == 0
@@ -303,7 +354,7 @@ def build_archive(
         disk += (directory / f).stat().st_size
     archive = Archive(
         directory,
-        pages,
+        len(pages),
         sites,
         per_page,
         files,
@@ -311,10 +362,10 @@ def build_archive(
         disk,
         round(time.perf_counter() - started, 1),
         False,
-        len(pool),
+        pool_pages,
     )
     body = {k: v for k, v in asdict(archive).items() if k not in ("directory", "reused")}
-    manifest.write_text(json.dumps({"key": wanted, **body}, indent=1))
+    manifest.write_text(json.dumps({"key": key, **body}, indent=1))
     return archive
 
 
@@ -362,6 +413,7 @@ def crawl_config(
     settings: dict[str, Any] | None = None,
     profile: bool = False,
     tracemalloc_frames: int = 0,
+    stages: bool = False,
 ) -> dict[str, Any]:
     """The child's configuration for one crawl of ``archive``."""
     if mode not in ("full", "bare"):
@@ -380,6 +432,7 @@ def crawl_config(
         "settings": settings or {},
         "profile": profile,
         "tracemalloc": tracemalloc_frames,
+        "stages": stages,
     }
 
 
@@ -609,6 +662,10 @@ def child_main(cfg_path: Path) -> None:
     base.setdict(overrides, priority="cmdline")
     process = CrawlerProcess(base)
     probe = Probe(cfg)
+    if cfg.get("stages"):
+        import newsspider.workers
+
+        newsspider.workers.STAGE_CPU = {}
     for s, archive in enumerate(cfg["archives"]):
         site = register_bench_site(s)
         crawler = process.create_crawler(spider_class(site, module=__name__))
@@ -616,10 +673,12 @@ def child_main(cfg_path: Path) -> None:
         probe.connect(crawler)
         process.crawl(crawler, start_urls=list_url(s, 1))
     profiler = None
+    thread_profiles: list[Any] = []
     if cfg.get("profile"):
         import cProfile
 
-        profiler = cProfile.Profile()
+        profiler = cProfile.Profile(time.thread_time)  # CPU, not wall: waits do not count
+        thread_profiles = _profile_writer_threads()
         profiler.enable()
     process.start()
     if profiler is not None:
@@ -645,17 +704,66 @@ def child_main(cfg_path: Path) -> None:
         "stats": {k: v for k, v in probe.stats.items() if _interesting(k)},
         "exit_ok": not process.bootstrap_failed,
     }
+    if cfg.get("stages"):
+        import newsspider.workers
+
+        stages = newsspider.workers.STAGE_CPU or {}
+        result["stage_cpu_seconds"] = {k: round(v, 2) for k, v in sorted(stages.items())}
     if profiler is not None:
         import pstats
 
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats(
-            cfg.get("profile_sort", "tottime")
-        ).print_stats(60)
+        for title, profiles in (
+            ("reactor thread", [profiler]),
+            ("writer threads", thread_profiles),
+        ):
+            if not profiles:
+                continue
+            stats = pstats.Stats(profiles[0], stream=out)
+            for more in profiles[1:]:
+                stats.add(more)
+            out.write(f"==== {title}, CPU seconds (time.thread_time)\n")
+            stats.sort_stats(cfg.get("profile_sort", "tottime")).print_stats(60)
+            stats.dump_stats(Path(cfg["result"]).with_suffix(f".{title.split()[0]}.prof"))
         profile_path = Path(cfg["result"]).with_suffix(".profile.txt")
         profile_path.write_text(out.getvalue())
         result["profile"] = str(profile_path)
     Path(cfg["result"]).write_text(json.dumps(result, indent=1, default=str))
+
+
+def _profile_writer_threads() -> list[Any]:
+    """Profile the corpus pipeline's writer threads (CPU time, one profiler per thread):
+    ``CorpusPipeline._write_batch`` and ``_sync_search`` run under it. Returns the list the
+    profilers are added to."""
+    import cProfile
+    import threading
+
+    from newsspider.pipelines.corpus import CorpusPipeline
+
+    profiles: list[Any] = []
+    local = threading.local()
+
+    def wrap(method: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            profile = getattr(local, "profile", None)
+            if profile is None:
+                profile = local.profile = cProfile.Profile(time.thread_time)
+                profiles.append(profile)
+            if getattr(local, "active", False):
+                return method(*args, **kwargs)
+            local.active = True
+            profile.enable()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                profile.disable()
+                local.active = False
+
+        return run
+
+    CorpusPipeline._write_batch = wrap(CorpusPipeline._write_batch)  # type: ignore[method-assign]
+    CorpusPipeline._sync_search = wrap(CorpusPipeline._sync_search)  # type: ignore[method-assign]
+    return profiles
 
 
 def _interesting(key: str) -> bool:

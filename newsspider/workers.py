@@ -17,6 +17,11 @@ worker (a crash in C) fails with :class:`WorkerDied`.
 thread's result) without blocking the reactor; the corpus pipeline's database
 writer thread uses it too.
 
+:func:`stage_cpu` charges the CPU time of a block to a named stage of the crawl in
+:data:`STAGE_CPU`, which is None (nothing measured, nothing paid but a test) unless a
+benchmark sets it to a dict (``benchmarks/crawl_throughput.py`` reports the crawl's CPU
+by stage from it).
+
 Two per-site steps around a method (a site row's fields): :func:`extract_page` takes the
 body from the page's embedded JSON (``json_path``, :func:`with_json_body`), and
 :func:`render_page` turns a script shell into the DOM its inline scripts build (``render``;
@@ -40,7 +45,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -57,6 +62,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "MAX_AUTO_WORKERS",
     "SHARED_POOL",
+    "STAGE_CPU",
     "WorkerDied",
     "WorkerPool",
     "auto_workers",
@@ -65,11 +71,52 @@ __all__ = [
     "parse_workers",
     "render_page",
     "site_headers",
+    "stage_cpu",
     "with_json_body",
 ]
 
 #: ``EXTRACTION_WORKERS = "auto"`` never starts more processes than this.
 MAX_AUTO_WORKERS = 4
+
+#: CPU seconds of the crawl process by stage (:func:`stage_cpu`), when a benchmark sets this
+#: to a dict; None in every real crawl.
+STAGE_CPU: dict[str, float] | None = None
+_STAGE_LOCK = threading.Lock()
+_STAGE_STACK = threading.local()
+
+
+def _charge(name: str, seconds: float) -> None:
+    if STAGE_CPU is not None:
+        with _STAGE_LOCK:
+            STAGE_CPU[name] = STAGE_CPU.get(name, 0.0) + seconds
+
+
+@contextlib.contextmanager
+def stage_cpu(name: str) -> Iterator[None]:
+    """Charge this thread's CPU time (``time.thread_time``) in the block to stage ``name``.
+
+    Exclusive time: a stage entered inside another is charged to itself only, and the outer
+    stage resumes afterwards, so the stages add up to the thread's time in them. Costs a
+    test when :data:`STAGE_CPU` is None (every real crawl).
+    """
+    if STAGE_CPU is None:
+        yield
+        return
+    stack: list[list[Any]] = _STAGE_STACK.__dict__.setdefault("stack", [])
+    now = time.thread_time()
+    if stack:
+        outer = stack[-1]
+        _charge(outer[0], now - outer[1])
+    entry = [name, now]
+    stack.append(entry)
+    try:
+        yield
+    finally:
+        now = time.thread_time()
+        stack.pop()
+        _charge(name, now - entry[1])
+        if stack:
+            stack[-1][1] = now
 
 
 def auto_workers(cpus: int | None = None) -> int:
@@ -229,6 +276,10 @@ while True:
 """
 
 
+#: The stage of the worker pool's pipe threads (pickling jobs, unpickling replies).
+HANDOFF = "extraction hand-off"
+
+
 class WorkerDied(Exception):
     """The extraction worker exited (crashed, killed) before answering."""
 
@@ -294,6 +345,7 @@ class _Worker:
                 return
         with contextlib.suppress(OSError):
             stdin.close()
+        _charge(HANDOFF, time.thread_time())
 
     def _read(self) -> None:
         stdout = self.proc.stdout
@@ -311,6 +363,7 @@ class _Worker:
                 else:
                     future.set_exception(value)
         self._fail()
+        _charge(HANDOFF, time.thread_time())
 
     def _fail(self) -> None:
         with self.lock:

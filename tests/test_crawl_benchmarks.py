@@ -45,19 +45,67 @@ def test_throughput_benchmark(datasets: Path, tmp_path: Path) -> None:
     report = bench.main(
         ["--pages", "60", "--per-page", "20", "--work", str(tmp_path), "--json", str(out)]
     )
-    assert json.loads(out.read_text())["ratio"] == report["ratio"]
-    runs = {r["name"]: r for r in report["runs"]}
-    assert set(runs) == {"bare", "full"}
-    assert runs["bare"]["pages"] == runs["full"]["pages"] == 60
-    assert runs["full"]["stats"]["newsspider/articles_new"] >= 50
-    assert "newsspider/articles_new" not in runs["bare"]["stats"]  # no pipelines
-    for field in ("pages_per_s", "seconds", "cpu_seconds", "peak_rss_mib", "ratio_to_bare"):
-        assert runs["full"][field] is not None
-    with sqlite3.connect(tmp_path / "full.db") as con:
-        stored = con.execute("SELECT count(*) FROM articles").fetchone()[0]
-    assert stored == runs["full"]["stats"]["newsspider/articles_new"]
-    assert "| bare |" in report["markdown"] and "full / bare" in report["markdown"]
-    assert report["machine"]["nproc"] >= 1 and report["archive"]["pages"] == 60
+    saved = json.loads(out.read_text())
+    assert [a["kind"] for a in saved["archives"]] == ["mix", "copies"]
+    for entry in report["archives"]:
+        kind = entry["kind"]
+        runs = {r["name"]: r for r in entry["runs"]}
+        assert set(runs) == {"bare", "full"}
+        assert runs["bare"]["pages"] == runs["full"]["pages"] == 60
+        assert "newsspider/articles_new" not in runs["bare"]["stats"]  # no pipelines
+        full = runs["full"]
+        for field in ("pages_per_s", "seconds", "cpu_seconds", "peak_rss_mib", "ratio_to_bare"):
+            assert full[field] is not None
+        with sqlite3.connect(tmp_path / f"{kind}-full.db") as con:
+            stored = con.execute("SELECT count(*) FROM articles").fetchone()[0]
+        assert stored == full["stored"] == full["stats"]["newsspider/articles_new"] >= 50
+        if kind == "mix":
+            assert stored == 60  # every page of the mix is an article, and stored
+        # the stages charged inside the crawl process, and the breakdown adding up
+        assert {"line table", "storage", "search index", "reprints"} <= set(
+            full["stage_cpu_seconds"]
+        )
+        b = full["breakdown"]
+        assert abs(sum(b["cpu_seconds"].values()) - b["total_cpu_seconds"]) < 0.05
+        assert 0 < b["share_fetch_extraction"] <= 1
+        assert entry["share"] == b["share_fetch_extraction"]
+    md = report["markdown"]
+    assert "### mix" in md and "### copies" in md and "| reprints |" in md
+    assert "fetch + extraction share" in md
+    assert report["machine"]["nproc"] >= 1
+
+
+def test_mix_plan_has_the_stated_distribution() -> None:
+    """The realistic mix's plan: nine in ten stories once, the reprinted ones on 2 to 10
+    sites by ``k^-2``, a fifth of pages repeating a story, nine in ten pages Chinese."""
+    import random
+
+    mix = load("crawl_mix")
+    dist = mix.copies_distribution()
+    assert set(dist) == set(range(1, 11)) and abs(sum(dist.values()) - 1) < 1e-12
+    assert dist[1] == 0.9 and abs(dist[2] / dist[4] - 4) < 1e-9  # k^-2
+    shares = mix.expected_shares(dist)
+    assert 0.19 < shares["pages_repeating_a_story"] < 0.21
+    stories = mix.plan_stories(200_000, random.Random(1))
+    summary = mix.plan_summary(stories)
+    assert summary["pages"] == 200_000
+    assert abs(summary["stories_once"] - 0.9) < 0.005
+    assert abs(summary["pages_repeating_a_story"] - shares["pages_repeating_a_story"]) < 0.01
+    assert abs(summary["zh_pages"] - mix.ZH_SHARE) < 0.01
+    assert max(summary["copies"]) == 10 and min(summary["copies"]) == 1
+    assert mix.mix_plan(5000) == mix.mix_plan(5000)  # seeded: the same archive every run
+
+
+def test_mix_shell_plants_a_body_in_its_own_encoding(datasets: Path) -> None:
+    archive, mix = load("crawl_archive"), load("crawl_mix")
+    pool = archive.page_pool(datasets)
+    gbk = next(s for p in pool if p.dataset == "cx163-zh" and (s := mix.shell_of(p)))
+    paras = ["第一段：新的句子。", "第二段 <b> 与 & 符号。", "第三段。", "第四段多余的。"]
+    page = gbk.fill(paras[:3])
+    text = page.decode("gb18030")
+    assert "第二段 &lt;b&gt; 与 &amp; 符号。" in text and "第三段。" in text
+    extra = gbk.fill(paras + ["多"] * len(gbk.slots))  # more paragraphs than slots
+    assert "<br>多" in extra.decode("gb18030")
 
 
 def test_scale_benchmark(datasets: Path, tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ from newsspider.storage.db import join_authors
 from newsspider.storage.fts import SEARCH_SYNC_SECONDS, sync_search
 from newsspider.storage.runs import finish_crawl_run, start_crawl_run
 from newsspider.storage.stories import assign_stories
-from newsspider.workers import await_future
+from newsspider.workers import await_future, stage_cpu
 
 __all__ = ["ALL_BOILERPLATE", "DATABASE_UNAVAILABLE", "STORE_ERROR", "CorpusPipeline"]
 
@@ -111,6 +111,13 @@ RUN_STATUS = {
 FINISH_DATABASE_UNAVAILABLE = DATABASE_UNAVAILABLE_FINISH
 #: URLs named in one log line about a batch (the rest are counted).
 LOG_URLS = 5
+#: The stages of a batch's write whose CPU a benchmark measures (``workers.stage_cpu``):
+#: the line table, reprint detection, the search index, and the rest of the write (rows,
+#: upserts, commit).
+STAGE_LINES = "line table"
+STAGE_REPRINTS = "reprints"
+STAGE_SEARCH = "search index"
+STAGE_STORAGE = "storage"
 
 
 @dataclass(slots=True)
@@ -392,6 +399,10 @@ class CorpusPipeline:
 
     def _write_batch(self, items: list[Any]) -> _Written:
         """Clean and store ``items`` in one transaction (raises; rolled back on failure)."""
+        with stage_cpu(STAGE_STORAGE):
+            return self._write_batch_timed(items)
+
+    def _write_batch_timed(self, items: list[Any]) -> _Written:
         written = _Written()
         rows = []
         with transaction(self.engine) as session:
@@ -400,7 +411,10 @@ class CorpusPipeline:
                 adapter = ItemAdapter(item)
                 raw_text = _no_nul(adapter["raw_text"])
                 pages.append((adapter, adapter["site"], raw_text, page_md5(raw_text)))
-            results = self._clean_batch(session, pages, written) if self.linehash else {}
+            results = {}
+            if self.linehash:
+                with stage_cpu(STAGE_LINES):
+                    results = self._clean_batch(session, pages, written)
             for k, (adapter, site, raw_text, md5) in enumerate(pages):
                 content = raw_text
                 if k in results:
@@ -445,7 +459,8 @@ class CorpusPipeline:
                 written.new, written.updated = upsert_articles(session, rows)
                 if self.reprints is not None:
                     # Stories in the same transaction: stored means placed (docs/reprints.md).
-                    assign_stories(session, self.reprints, urls=[r["url"] for r in rows])
+                    with stage_cpu(STAGE_REPRINTS):
+                        assign_stories(session, self.reprints, urls=[r["url"] for r in rows])
         written.rows = len(rows)
         if time.monotonic() - self._synced >= SEARCH_SYNC_SECONDS:
             self._sync_search()
@@ -456,7 +471,8 @@ class CorpusPipeline:
         failure only delays it (search sees queued rows anyway, the next call indexes)."""
         self._synced = time.monotonic()
         try:
-            n = sync_search(self.engine)
+            with stage_cpu(STAGE_SEARCH):
+                n = sync_search(self.engine)
         except Exception as exc:
             logger.warning("search index not brought up to date: %s", short_error(exc))
             return
