@@ -125,7 +125,7 @@ def test_a_sync_that_fails_midway_leaves_whole_rows_and_a_queue(tmp_path, monkey
     integrity_rows = Corpus(engine).search("光伏发电", limit=100)
     assert len(integrity_rows) == 25  # indexed and queued alike
     with engine.connect() as conn:
-        indexed = conn.scalar(text("SELECT count(*) FROM articles_fts WHERE articles_fts MATCH '\"光伏发电\"'"))
+        indexed = conn.scalar(text("SELECT count(*) FROM articles_fts WHERE articles_fts MATCH '光伏发 AND 伏发电'"))
     assert indexed == 10
     sync_search(engine)
     integrity(engine)

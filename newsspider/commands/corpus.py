@@ -1,4 +1,4 @@
-"""``scrapy corpus search|show|export|stats|reprints``: query the stored corpus from the shell.
+"""``scrapy corpus search|show|export|stats|reprints|migrate``: the stored corpus from the shell.
 
 A thin shell over :class:`newsspider.storage.Corpus` on the database of the
 ``DATABASE_URL`` setting (else ``$DATABASE_URL``, else ``data/corpus.db``). Logging is off
@@ -8,7 +8,8 @@ so that the output is only the answer (pipe ``export`` into a file or ``jq``).
 the article's authors, the exact name), ``--origin NAME`` (the stated source, 来源),
 ``--section NAME``, ``--lang CODE`` (ISO 639-1); with one of them the QUERY may be left
 out. ``export --format parquet`` writes typed columns (pyarrow), ``-o FILE`` or a
-redirected stdout.
+redirected stdout. ``migrate --to postgresql+psycopg://...`` copies the (SQLite) corpus
+into PostgreSQL, resumably, and verifies the copy (``newsspider/storage/migrate.py``).
 
 Dates for ``--since``/``--until`` are ``YYYY-MM-DD`` or ISO 8601 times. A time without an
 offset, and a bare date, are read in ``--tz`` (default Asia/Shanghai, the zone of most
@@ -43,6 +44,8 @@ from newsspider.storage.corpus import (
     CorpusStats,
     utc_day_bounds,
 )
+from newsspider.storage.fts import pending_rows, sync_search
+from newsspider.storage.migrate import MigrationMismatch, plan_migration
 from newsspider.storage.stories import (
     ReprintStats,
     Story,
@@ -55,7 +58,7 @@ from newsspider.storage.stories import (
 )
 from newsspider.web import serve
 
-ACTIONS = ("search", "show", "export", "stats", "serve", "reprints")
+ACTIONS = ("search", "show", "export", "stats", "serve", "reprints", "migrate", "index")
 #: ``--format`` of ``reprints`` (``export`` takes EXPORT_FORMATS)
 REPRINT_FORMATS = ("table", "jsonl")
 #: search hits fetched per hit shown with ``--collapse`` (reprints fold into one)
@@ -94,7 +97,10 @@ class Command(NewsCommand):
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return "search [QUERY] | show ID|URL | export | stats | serve | reprints  [options]"
+        return (
+            "search [QUERY] | show ID|URL | export | stats | serve | reprints | migrate --to URL"
+            "  [options]"
+        )
 
     def short_desc(self) -> str:
         return "Search, show, export or count the stored articles"
@@ -108,7 +114,10 @@ class Command(NewsCommand):
             "tables, top stated origins and sections (--by-origin: per month, live or each "
             "archive); "
             "serve [--host H] [--port P] [--token T]: the corpus in the browser, read-only; "
-            "reprints [--format table|jsonl] [--rebuild]: stories of two or more articles. "
+            "reprints [--format table|jsonl] [--rebuild]: stories of two or more articles; "
+            "index: index the articles queued for search in batches (an upgraded corpus); "
+            "migrate --to postgresql+psycopg://... [--batch N]: copy the SQLite corpus into "
+            "PostgreSQL (resumable), then verify counts and content. "
             "Dates: YYYY-MM-DD or ISO 8601; without an offset they are read in --tz."
         )
 
@@ -154,6 +163,10 @@ class Command(NewsCommand):
         parser.add_argument(
             "--rebuild", action="store_true", help="reprints: regroup every stored article"
         )
+        parser.add_argument("--to", default=None, help="migrate: the PostgreSQL URL to copy into")
+        parser.add_argument(
+            "--batch", type=int, default=None, help="migrate: rows per transaction (MIGRATE_BATCH)"
+        )
 
     def execute(self, args: list[str], opts: argparse.Namespace) -> None:
         if not args or args[0] not in ACTIONS:
@@ -161,6 +174,9 @@ class Command(NewsCommand):
         action, rest = args[0], args[1:]
         if action == "serve":
             self._serve(rest, opts)
+            return
+        if action == "migrate":
+            self._migrate(rest, opts)
             return
         time_zone(opts.tz)
         if opts.site is not None and opts.site not in SITES:
@@ -197,6 +213,10 @@ class Command(NewsCommand):
                     "export --format is jsonl or csv (text) or parquet (typed)", print_help=False
                 )
             self._export(corpus, opts, since, until)
+        elif action == "index":
+            if rest:
+                raise UsageError("index takes no arguments")
+            self._index(corpus)
         elif action == "reprints":
             if rest:
                 raise UsageError("reprints takes no arguments, only options")
@@ -226,6 +246,30 @@ class Command(NewsCommand):
             token=opts.token or self.settings.get("WEB_TOKEN"),
             busy_timeout=self.settings.getfloat("NEWS_DB_BUSY_TIMEOUT"),
         )
+
+    def _index(self, corpus: Corpus) -> None:
+        """Index the rows queued for search (an upgraded corpus: all of them) in batches
+        behind a bar; stopped, the next run (or crawl) goes on from the queue."""
+        queued = pending_rows(corpus.engine)
+        with progress_bar(queued, desc="index", unit="row") as bar:
+            done = sync_search(corpus.engine, progress=bar.update)
+        print(f"search index: {done} rows indexed, {pending_rows(corpus.engine)} queued")  # noqa: T201
+
+    def _migrate(self, rest: list[str], opts: argparse.Namespace) -> None:
+        """Copy the corpus into ``--to`` behind a bar; the last line says what was verified."""
+        if rest or not opts.to:
+            raise UsageError("migrate takes no arguments, only --to URL [--batch N]")
+        assert self.settings is not None
+        batch = opts.batch if opts.batch is not None else self.settings.getint("MIGRATE_BATCH")
+        migration = plan_migration(check_database(self.settings), opts.to, batch=batch)
+        try:
+            with progress_bar(migration.work, desc="migrate", unit="row") as bar:
+                report = migration.run(progress=bar.update)
+        except MigrationMismatch as exc:
+            print(f"scrapy corpus migrate: error: {exc}", file=sys.stderr)  # noqa: T201
+            self.exitcode = 1
+            return
+        print(report.line())  # noqa: T201
 
     def _search(
         self,

@@ -35,7 +35,6 @@ from sqlalchemy import (
     func,
     inspect,
     literal,
-    literal_column,
     select,
 )
 from sqlalchemy.orm import Session, defer
@@ -292,35 +291,14 @@ class Corpus:
             if not rows:
                 return []
             ids_found = [r.id for r in rows]
-            # Snippets only for the hits kept: computed inside the ordered query, FTS5 would
-            # build one for every match before the sort.
-            if use_fts:
-                snippet = func.snippet(
-                    literal_column(fts.FTS_TABLE),
-                    1,
-                    fts.SNIPPET_OPEN,
-                    fts.SNIPPET_CLOSE,
-                    fts.SNIPPET_ELLIPSIS,
-                    fts.SNIPPET_TOKENS,
+            # Snippets only for the hits kept, in Python: the index keeps no positions for
+            # FTS5's snippet() to use (fts.CREATE_FTS).
+            snippets = {
+                r.id: fts.make_snippet(r.content, q) if q else _head(r.content)
+                for r in conn.execute(
+                    select(ARTICLES.c.id, ARTICLES.c.content).where(ARTICLES.c.id.in_(ids_found))
                 )
-                snippets = {
-                    r[0]: fts.flat_text(r[1] or "")
-                    for r in conn.execute(
-                        select(fts.FTS.c.rowid, snippet).where(
-                            fts.fts_match(q), fts.FTS.c.rowid.in_(ids_found)
-                        )
-                    )
-                }
-            else:
-                snippets = {}
-            missing = [i for i in ids_found if i not in snippets]  # rows not indexed yet
-            if missing:
-                snippets.update(
-                    (r.id, fts.make_snippet(r.content, q) if q else _head(r.content))
-                    for r in conn.execute(
-                        select(ARTICLES.c.id, ARTICLES.c.content).where(ARTICLES.c.id.in_(missing))
-                    )
-                )
+            }
         return [
             SearchHit(r.id, r.url, r.site, r.published, r.title, snippets.get(r.id, ""))
             for r in rows

@@ -142,9 +142,9 @@ class PackedText(TypeDecorator[str]):
     second time, and on SQLite it was half of every row. PostgreSQL compresses long text
     itself (TOAST), so there it stays plain ``text``. On SQLite the value is a zstd frame
     in a ``BLOB`` (SQLite types values, not columns: the column stays declared ``TEXT``, and
-    rows stored before remain text, read as they are); ``scrapy corpus compact`` packs
-    those. A reader with bare ``sqlite3`` sees bytes: ``zstd -d`` or Python's
-    ``zstandard`` opens them.
+    rows stored before remain text, read as they are, until a re-crawl, ``reextract`` or
+    ``reclean`` writes them again). A reader with bare ``sqlite3`` sees bytes:
+    :func:`unpack_text`, ``zstd -d`` or Python's ``zstandard`` opens them.
     """
 
     impl = Text
