@@ -1,12 +1,16 @@
-"""Ablation of the best mode: each named improvement switched off alone.
+"""Ablation of the best mode: each rule of the registry switched off alone.
 
-Not a test. For every improvement documented in ``newsspider/extraction/best.py``
-this runs the best mode without it over the labelled datasets and prints the
-F1 / qualified % / title / date figures beside the full best mode and the
-paper mode, so each improvement's contribution is a measured number.
+Not a test. For every rule of ``newsspider.extraction.rules.RULES`` (in the order the
+method applies them) this runs the best mode with that rule's switch off over the
+labelled datasets and prints, beside the full best mode and the paper mode, F1 /
+qualified % (and date % where the set has date gold) per dataset, and the time: ms a page
+over all the datasets' pages with the rule off, and the rule's cost (ms a page with it on
+minus with it off; the best of ``--repeat`` timed passes after a warm-up, garbage
+collector off, so a rule's cost is read against the run-to-run spread printed under the
+table).
 
     python benchmarks/ablation.py DATASETS_DIR [--datasets cwced-zh,cx163-zh,scrapinghub-en]
-        [--only record_lines,edge_lines]
+        [--only record_lines,edge_lines] [--repeat 3]
 
 DATASETS_DIR is the folder holding the dataset folders (each with ``cases.jsonl``).
 """
@@ -14,72 +18,29 @@ DATASETS_DIR is the folder holding the dataset folders (each with ``cases.jsonl`
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from newsspider.evaluation import evaluate, load_cases  # noqa: E402
-from newsspider.extraction import best, blocks, extract_article  # noqa: E402
-
-@contextlib.contextmanager
-def patched(obj: object, **values: object) -> Iterator[None]:
-    old = {k: getattr(obj, k) for k in values}
-    for k, v in values.items():
-        setattr(obj, k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            setattr(obj, k, v)
+from newsspider.evaluation import DatasetReport, evaluate, load_cases  # noqa: E402
+from newsspider.extraction import extract_article  # noqa: E402
+from newsspider.extraction.rules import RULES  # noqa: E402
 
 
-def _split_without_links(marked, *, keep_links):
-    return blocks.split_blocks(marked, keep_links=False)
+def switches() -> dict[str, Callable[[], AbstractContextManager[None]]]:
+    """Every rule's name and the context that switches it off, in the registry's order."""
+    return {r.name: r.off for r in RULES}
 
 
-ABLATIONS: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
-    "form_is_layout": lambda: patched(best, BEST_TYPE_I=blocks.TYPE_I, BEST_TYPE_II=blocks.TYPE_II),
-    "noise_containers": lambda: patched(best, NOISE=None),
-    "links_kept": lambda: patched(best, split_blocks=_split_without_links),
-    "container": lambda: patched(best, container_region=lambda *a, **k: None),
-    "inner_lines": lambda: patched(best, INNER_LINES=False),
-    "duplicate_blocks": lambda: patched(best, MIN_DUPLICATE_CHARS=10**9),
-    "title_line": lambda: patched(best, drop_title_line=lambda blockset, body, title: body),
-    "edge_lines": lambda: patched(best, trim_edge_lines=lambda blockset, body, tz: body),
-    "comment_sections": lambda: patched(best, COMMENT_SECTIONS=False),
-    "repeated_lines": lambda: patched(best, REPEATED_LINES=False),
-    "consent_dialogs": lambda: patched(best, CONSENT_DIALOGS=False),
-    "hidden_elements": lambda: patched(best, HIDDEN_ELEMENTS=False),
-    "player_controls": lambda: patched(best, PLAYER_CONTROLS=False),
-    "related_sections": lambda: patched(best, RELATED_SECTIONS=False),
-    "slideshows": lambda: patched(best, SLIDESHOWS=False),
-    "article_anchor": lambda: patched(best, ARTICLE_ANCHOR=False),
-    "anchor_trim": lambda: patched(best, ANCHOR_TRIM=False),
-    "headline_anchor": lambda: patched(best, HEADLINE_ANCHOR=False),
-    "link_blocks": lambda: patched(best, LINK_BLOCKS=False),
-    "structure_lines": lambda: patched(best, STRUCTURE_LINES=False),
-    "ruby_annotations": lambda: patched(best, RUBY_ANNOTATIONS=False),
-    "math_sources": lambda: patched(best, MATH_SOURCES=False),
-    "invisible_chars": lambda: patched(best, INVISIBLE_CHARS=False),
-    "noscript_bodies": lambda: patched(best, NOSCRIPT_BODIES=False),
-    "split_bodies": lambda: patched(best, SPLIT_BODIES=False),
-    "lead_runs": lambda: patched(best, LEAD_RUNS=False),
-    "first_post": lambda: patched(best, FIRST_POST=False),
-    "comment_threads": lambda: patched(best, COMMENT_THREADS=False),
-    "next_candidate": lambda: patched(best, NEXT_CANDIDATE=False),
-    "leftover_lines": lambda: patched(best, LEFTOVER_LINES=False),
-    "record_lines": lambda: patched(best, RECORD_LINES=False),
-}
-# Rules that change dates or titles only (no column of the F1 table; see docs/improvements.md).
-DATE_ABLATIONS = {
-    "date_forms": lambda: patched(best, DATE_FORMS=False),
-    "page_zone": lambda: patched(best, PAGE_ZONE=False),
-    "site_suffix_titles": lambda: patched(best, SITE_SUFFIX_TITLES=False),
-}
+def _cell(r: DatasetReport) -> str:
+    cell = f"{r.f1:.3f} / {100 * r.qualified:.1f}"
+    if r.date_n:
+        cell += f" / {100 * (r.date_accuracy or 0):.1f}"
+    return cell
 
 
 def main() -> None:
@@ -87,31 +48,55 @@ def main() -> None:
     parser.add_argument("datasets_dir", type=Path, help="folder holding the dataset folders")
     parser.add_argument("--datasets", default="cwced-zh,cx163-zh,scrapinghub-en")
     parser.add_argument(
-        "--only", default=None, help="the improvements to switch off, comma-separated (default: all)"
+        "--only", default=None, help="the rules to switch off, comma-separated (default: all)"
     )
+    parser.add_argument("--repeat", type=int, default=3, help="timed passes (best kept)")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
+    if only is not None and (unknown := only - {r.name for r in RULES}):
+        raise SystemExit(f"no rule {', '.join(sorted(unknown))}")
     names = args.datasets.split(",")
     cases = {n: list(load_cases(args.datasets_dir / n)) for n in names}
+    pages = sum(len(c) for c in cases.values())
     rows = []
 
-    def run(label: str, mode: str = "best") -> None:
-        cells = []
+    def run(label: str, mode: str = "best") -> float:
+        cells, seconds = [], 0.0
         for n in names:
-            r = evaluate(cases[n], lambda raw, url: extract_article(raw, url, mode=mode))
-            cells.append(f"{r.f1:.3f} / {100 * r.qualified:.1f}")
-        rows.append(f"| {label} | " + " | ".join(cells) + " |")
+            r = evaluate(
+                cases[n],
+                lambda raw, url: extract_article(raw, url, mode=mode),
+                repeat=args.repeat,
+                warmup=True,
+                disable_gc=True,
+            )
+            cells.append(_cell(r))
+            seconds += r.seconds
+        ms = 1000 * seconds / pages
+        rows.append((label, cells, ms))
+        return ms
 
-    run("best (all improvements)")
-    for name, ablate in ABLATIONS.items():
-        if only is not None and name not in only:
+    full = run("best (all rules)")
+    for rule in RULES:
+        if only is not None and rule.name not in only:
             continue
-        with ablate():
-            run(f"best without `{name}`")
+        with rule.off():
+            run(f"best without `{rule.name}`")
+    again = run("best (all rules), again")
     run("paper", mode="paper")
-    print("| variant | " + " | ".join(f"{n} F1 / qualified %" for n in names) + " |")
-    print("|---|" + "---|" * len(names))
-    print("\n".join(rows))
+    print(
+        "| variant | "
+        + " | ".join(f"{n} F1 / qualified % (/ date %)" for n in names)
+        + " | ms a page | cost ms |"
+    )
+    print("|---|" + "---|" * (len(names) + 2))
+    for label, cells, ms in rows:
+        cost = f"{full - ms:+.3f}" if label.startswith("best without") else "-"
+        print(f"| {label} | " + " | ".join(cells) + f" | {ms:.3f} | {cost} |")
+    print(
+        f"\n{pages} pages; the full best mode's two runs differ by {abs(full - again):.3f} ms a "
+        "page (the spread a cost is read against)."
+    )
 
 
 if __name__ == "__main__":

@@ -10,12 +10,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from newsspider.extraction import best, extract_article
+from newsspider.extraction import extract_article
+from newsspider.extraction.rules import rule
 
 LATIN = (
     "The council met on Tuesday to discuss the new budget, and members said the plan, "
     "which has been debated for months, would finally be put to a vote next week."
 )
+def switch_off(patch, name: str) -> None:
+    """Turn the rule called ``name`` off through its registry switch (``patch``: pytest's
+    monkeypatch or one of its contexts)."""
+    r = rule(name)
+    patch.setattr(r.module, r.switch, False)
+
+
 PARAGRAPH = "这是新闻正文的一个段落，内容足够长，用来让块统计方法认出正文区域。" * 3
 
 
@@ -37,7 +45,7 @@ def test_repeated_paragraphs_in_one_container_are_all_kept(monkeypatch):
     copy = f"<div class='print'>{article}</div>"
     lines = extract_article(latin_page(f"<div>{article}</div>{copy}")).text.split("\n")
     assert lines == [LATIN] * 4
-    monkeypatch.setattr(best, "REPEATED_LINES", False)
+    switch_off(monkeypatch, "repeated_lines")
     assert extract_article(latin_page(article)).text.split("\n") == [LATIN]
 
 
@@ -62,7 +70,7 @@ def test_consent_banners_and_dialogs_are_noise(monkeypatch):
         text = extract_article(html).text
         assert "cookies" not in text and text.count(LATIN) == 3, banner
         with monkeypatch.context() as off:
-            off.setattr(best, "CONSENT_DIALOGS", False)
+            switch_off(off, "consent_dialogs")
             assert "cookies" in extract_article(html).text, banner
 
 
@@ -87,8 +95,8 @@ def test_the_article_the_page_names_beats_a_denser_region_elsewhere(monkeypatch)
         text = extract_article(html).text
         assert text.count(LATIN) == 3 and "Readers wrote" not in text, named
         with monkeypatch.context() as off:
-            off.setattr(best, "ARTICLE_ANCHOR", False)
-            off.setattr(best, "HEADLINE_ANCHOR", False)  # the h1 is the title too
+            switch_off(off, "article_anchor")
+            switch_off(off, "headline_anchor")  # the h1 is the title too
             assert "Readers wrote" in extract_article(html).text
 
 
@@ -117,7 +125,7 @@ def test_the_headline_anchors_the_article_when_the_page_names_none(monkeypatch):
     other_title = html.replace("content='Budget vote passes", "content='Weather turns")
     assert "Readers wrote" in extract_article(other_title).text
     with monkeypatch.context() as off:
-        off.setattr(best, "HEADLINE_ANCHOR", False)
+        switch_off(off, "headline_anchor")
         assert "Readers wrote" in extract_article(html).text
     # a headline above the whole page (its nearest peak is the stream's region): unchanged
     apart = latin_page(
@@ -137,7 +145,7 @@ def test_a_list_of_linked_names_does_not_steer_the_statistics(monkeypatch):
     names = ", ".join(f"<a href='/u/{k}'>reader_number_{k}</a> and friends" for k in range(400))
     html = latin_page(article, after=f"<div id='likes'><p>{names}</p></div>")
     assert extract_article(html).text.count(LATIN) == 3
-    monkeypatch.setattr(best, "LINK_BLOCKS", False)
+    switch_off(monkeypatch, "link_blocks")
     assert LATIN not in extract_article(html).text
 
 
@@ -155,7 +163,7 @@ def test_long_list_items_and_subheadings_inside_the_body_are_kept(monkeypatch):
     lines = extract_article(html).text.split("\n")
     assert heading in lines and step in lines and f"{step} again" in lines
     assert "Reactions from the opposition[edit]" in lines  # a heading may hold a link
-    monkeypatch.setattr(best, "STRUCTURE_LINES", False)
+    switch_off(monkeypatch, "structure_lines")
     lines = extract_article(html).text.split("\n")
     assert step not in lines
 
@@ -177,7 +185,7 @@ def test_datelines_in_english_and_german_forms(monkeypatch):
         art = extract_article(html, tz="Europe/Berlin")
         assert art.published == expected.replace(tzinfo=ZoneInfo("Europe/Berlin")), line
         with monkeypatch.context() as off:
-            off.setattr(best, "DATE_FORMS", False)
+            switch_off(off, "date_forms")
             assert extract_article(html, tz="Europe/Berlin").published is None
 
 
@@ -186,7 +194,7 @@ def test_ruby_annotations_are_not_run_into_the_text(monkeypatch):
     sentence = "<ruby>子<rp>(</rp><rt>こ</rt><rp>)</rp></ruby>どもたちは、毎日学校へ歩いて通っています。" * 6
     html = latin_page("".join(f"<p>{sentence}{k}</p>" for k in range(4)))
     assert "子ども" in extract_article(html).text and "こ" not in extract_article(html).text
-    monkeypatch.setattr(best, "RUBY_ANNOTATIONS", False)
+    switch_off(monkeypatch, "ruby_annotations")
     assert "子(こ)ども" in extract_article(html).text
 
 
@@ -195,7 +203,7 @@ def test_soft_hyphens_and_zero_width_spaces_leave_the_text(monkeypatch):
     marked = LATIN.replace("council", "coun\u00adcil").replace("budget", "bud\u200bget\ufeff")
     html = latin_page("".join(f"<p>{marked} {k}</p>" for k in range(3)))
     assert extract_article(html).text.split("\n")[0] == f"{LATIN} 0"
-    monkeypatch.setattr(best, "INVISIBLE_CHARS", False)
+    switch_off(monkeypatch, "invisible_chars")
     assert "\u00ad" in extract_article(html).text
 
 
@@ -205,7 +213,7 @@ def test_a_body_only_in_noscript_is_read(monkeypatch):
     article = "".join(f"<p>{LATIN} {k}</p>" for k in range(3))
     html = latin_page(f"<div id='app'></div><noscript><div class='story'>{article}</div></noscript>")
     assert extract_article(html).text.count(LATIN) == 3
-    monkeypatch.setattr(best, "NOSCRIPT_BODIES", False)
+    switch_off(monkeypatch, "noscript_bodies")
     assert LATIN not in extract_article(html).text
 
 
@@ -221,7 +229,7 @@ def test_an_article_split_around_an_ad_slot_is_read_whole(monkeypatch):
     )
     text = extract_article(latin_page(article)).text
     assert text.count(" first ") == 1 and text.count(" second ") == 6
-    monkeypatch.setattr(best, "SPLIT_BODIES", False)
+    switch_off(monkeypatch, "split_bodies")
     assert extract_article(latin_page(article)).text.count(" first ") == 0
 
 
@@ -246,7 +254,7 @@ def test_on_a_page_of_several_posts_the_first_post_is_the_article(monkeypatch):
     art = extract_article(html)
     assert art.text.count("金矿") == 2 and "长发" not in art.text
     assert art.published == datetime(2005, 3, 21, 1, 20, 44, tzinfo=shanghai)
-    monkeypatch.setattr(best, "FIRST_POST", False)
+    switch_off(monkeypatch, "first_post")
     art = extract_article(html)
     assert "长发" in art.text and art.published != datetime(2005, 3, 21, 1, 20, 44, tzinfo=shanghai)
 
@@ -263,7 +271,7 @@ def test_counters_comment_forms_and_promotions_at_the_ends_are_not_body(monkeypa
     html = latin_page(before + paragraphs + after)
     lines = extract_article(html).text.split("\n")
     assert lines[0].startswith(PARAGRAPH) and lines[-1] == f"{PARAGRAPH}4", lines
-    monkeypatch.setattr(best, "LEFTOVER_LINES", False)
+    switch_off(monkeypatch, "leftover_lines")
     lines = extract_article(html).text.split("\n")
     assert lines[0].startswith("扫描二维码") and lines[-4:] == ["20,566", "APP专享", "王茜", "正在加载..."]
 
@@ -277,7 +285,7 @@ def test_elements_no_reader_sees_are_not_body(monkeypatch):
         text = extract_article(html).text
         assert text.count(LATIN) == 3 and "Readers wrote" not in text, hidden
         with monkeypatch.context() as off:
-            off.setattr(best, "HIDDEN_ELEMENTS", False)
+            switch_off(off, "hidden_elements")
             assert "Readers wrote" in extract_article(html).text, hidden
     wrapper = latin_page(f"<div style='display:none'>{article}</div>")
     assert extract_article(wrapper).text.count(LATIN) == 3
@@ -292,7 +300,7 @@ def test_a_formulas_tex_source_is_not_read_beside_it(monkeypatch):
     )
     html = latin_page("".join(f"<p>{LATIN} {formula} {k}</p>" for k in range(3)))
     assert "displaystyle" not in extract_article(html).text
-    monkeypatch.setattr(best, "MATH_SOURCES", False)
+    switch_off(monkeypatch, "math_sources")
     assert "displaystyle" in extract_article(html).text
 
 
@@ -309,7 +317,7 @@ def test_a_post_of_short_lines_above_a_longer_comment_thread(monkeypatch):
     html = latin_page(f"<div class='article'>{lines}</div><div class='thread'>{comments}</div>")
     text = extract_article(html).text
     assert text.count("寒流報到") == 12 and "好棒的生活" not in text
-    monkeypatch.setattr(best, "COMMENT_THREADS", False)
+    switch_off(monkeypatch, "comment_threads")
     assert "好棒的生活" in extract_article(html).text
 
 
@@ -323,7 +331,7 @@ def test_a_body_blanked_whole_falls_back_to_the_next_candidate(monkeypatch):
     )
     html = latin_page(f"<div id='comments'>{posts}</div>")
     assert extract_article(html).text.count(LATIN) >= 1
-    monkeypatch.setattr(best, "NEXT_CANDIDATE", False)
+    switch_off(monkeypatch, "next_candidate")
     assert LATIN not in extract_article(html).text
 
 
@@ -339,7 +347,7 @@ def test_json_ld_article_body_anchors_the_region(monkeypatch):
     html = latin_page(f"<div class='text'>{article}</div>", after=others, head=ld)
     text = extract_article(html).text
     assert text.count(LATIN) == 3 and "Readers wrote" not in text
-    monkeypatch.setattr(best, "ARTICLE_ANCHOR", False)
+    switch_off(monkeypatch, "article_anchor")
     assert "Readers wrote" in extract_article(html).text
 
 
@@ -354,7 +362,7 @@ def test_a_page_of_no_known_site_takes_its_languages_zone(monkeypatch):
     berlin, shanghai = ZoneInfo("Europe/Berlin"), ZoneInfo("Asia/Shanghai")
     assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=berlin)
     assert extract_article(html, tz="Asia/Shanghai").published.tzinfo == shanghai
-    monkeypatch.setattr(best, "PAGE_ZONE", False)
+    switch_off(monkeypatch, "page_zone")
     assert extract_article(html).published == datetime(2019, 8, 2, 14, 30, tzinfo=UTC)
 
 
@@ -383,7 +391,7 @@ def test_video_player_controls_are_not_body(monkeypatch):
     html = latin_page("".join(paragraphs[:2]) + player + "".join(paragraphs[2:]))
     text = extract_article(html).text
     assert text.count(LATIN) == 4 and "Playback Rate" not in text and "Presets" not in text
-    monkeypatch.setattr(best, "PLAYER_CONTROLS", False)
+    switch_off(monkeypatch, "player_controls")
     assert "Playback Rate" in extract_article(html).text
 
 
@@ -395,7 +403,7 @@ def test_the_headline_is_not_a_body_line_when_the_title_names_the_site(monkeypat
     html = latin_page(f"<h1>Budget vote passes after a long night</h1>{article}", head=head)
     lines = extract_article(html).text.split("\n")
     assert lines[0].startswith(LATIN) and len(lines) == 3
-    monkeypatch.setattr(best, "drop_title_line", lambda blockset, body, title: body)
+    switch_off(monkeypatch, "title_line")
     assert extract_article(html).text.split("\n")[0] == "Budget vote passes after a long night"
 
 
@@ -410,7 +418,7 @@ def test_related_story_lists_named_by_a_compound_token_are_not_body(monkeypatch)
     html = latin_page(f"{article}<div id='jp-relatedposts'>{teasers}</div>")
     text = extract_article(html).text
     assert text.count(LATIN) == 3 and "Readers wrote" not in text
-    monkeypatch.setattr(best, "RELATED_SECTIONS", False)
+    switch_off(monkeypatch, "related_sections")
     assert "Readers wrote" in extract_article(html).text
 
 
@@ -431,7 +439,7 @@ def test_a_slideshow_inside_the_article_is_not_body_but_a_photo_set_is(monkeypat
     assert text.count(LATIN) == 4 and "Readers wrote" not in text and "1/12" not in text
     photo_set = latin_page(gallery)
     assert "Readers wrote" in extract_article(photo_set).text
-    monkeypatch.setattr(best, "SLIDESHOWS", False)
+    switch_off(monkeypatch, "slideshows")
     assert "Readers wrote" in extract_article(html).text
 
 
@@ -446,7 +454,7 @@ def test_the_runs_are_held_to_the_named_article(monkeypatch):
     )
     text = extract_article(html).text
     assert text.count(LATIN) == 8 and "Readers wrote" not in text
-    monkeypatch.setattr(best, "ANCHOR_TRIM", False)
+    switch_off(monkeypatch, "anchor_trim")
     assert "Readers wrote" in extract_article(html).text
 
 
@@ -479,7 +487,7 @@ def test_the_site_name_after_the_headline_is_not_part_of_the_title(monkeypatch):
     # a title that only begins like the h1, without a separator, is left whole
     head = "<meta property='og:title' content='Budget vote passes after a long nightmare'>"
     assert extract_article(latin_page(page, head=head)).title.endswith("nightmare")
-    monkeypatch.setattr(best, "SITE_SUFFIX_TITLES", False)
+    switch_off(monkeypatch, "site_suffix_titles")
     head = "<meta property='og:title' content='Budget vote passes after a long night | The Daily'>"
     assert extract_article(latin_page(page, head=head)).title.endswith("| The Daily")
 
@@ -498,5 +506,5 @@ def test_a_lead_before_an_ad_slot_and_a_read_more_box_is_kept(monkeypatch):
     text = extract_article(html).text
     assert text.startswith(f"0. {LATIN}") and text.count(LATIN) == 3 + 9 * 4
     assert "Jane Doe" not in text
-    monkeypatch.setattr(best, "LEAD_RUNS", False)
+    switch_off(monkeypatch, "lead_runs")
     assert extract_article(html).text.startswith(f"3. {LATIN}")

@@ -36,7 +36,7 @@ returns content):
   content: no one sees it. (The paper's rules would put such a zero box at
   the origin into HEADER; the outcome is the same.)
 * The CENTER text is output one block per line, cut at the layout tags of
-  Zou & Zhong §1.2.1 (:data:`.best.BEST_TYPE_II`, with whitespace runs
+  Zou & Zhong §1.2.1 (:data:`.rules.markup.BEST_TYPE_II`, with whitespace runs
   collapsed and empty lines dropped), so every method's output has the same
   shape. Link text is kept: it is visible content.
 
@@ -70,7 +70,7 @@ best) run on what is left.
 
 Title and time for ``visual``: the page's metadata (``og:title``, JSON-LD,
 ``<meta>`` times) and Zou & Zhong §1.2.3 over the CENTER blocks, chosen as
-the best mode does (:func:`.title_time.best_title`, :func:`.best.best_published`).
+the best mode does (:func:`.title_time.best_title`, :func:`.rules.times.best_published`).
 """
 
 from __future__ import annotations
@@ -87,7 +87,6 @@ from typing import Any, Self
 from lxml import etree
 
 from .article import extract_article
-from .best import BEST_TYPE_II, best_published, textnums
 from .blocks import mark_blocks, split_blocks
 from .blockstats import block_statistics
 from .metadata import page_metadata
@@ -96,6 +95,9 @@ from .model import ExtractedArticle
 from .page import Page, load_page
 from .paper import paper_title
 from .render import ID_ATTRIBUTE, Layout, Renderer, shared_renderer
+from .rules.body import textnums
+from .rules.markup import BEST_TYPE_II
+from .rules.times import best_published
 from .title_time import best_title
 
 #: Jing & Zuo §3 thresholds.
