@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import Engine, insert, text
@@ -129,3 +130,37 @@ def test_dashboard_and_stats_from_counts_equal_a_scan(engine):
         k: s.articles for k, s in stats.sites.items()
     }
     assert stats.total == 300 and sum(counted_months["live"].values()) > 0
+
+
+def test_the_dashboard_opens_where_the_data_is(tmp_path):
+    from newsspider.web.views import dashboard
+
+    engine = engine_for(f"sqlite:///{tmp_path / 'old.db'}")
+    create_schema(engine)
+    rows_ = rows(random.Random(2), 60)  # 2019-03 .. 2021-08
+    with engine.begin() as conn:
+        conn.execute(insert(Article.__table__), rows_)
+    newest = max(r["published"] for r in rows_ if r["published"])
+    now = datetime(2026, 11, 28, 12, tzinfo=UTC)
+    d = dashboard(engine, 90, now=now)
+    newest_day = newest.astimezone(ZoneInfo("Asia/Shanghai")).date()
+    assert d["last"] == newest_day.isoformat() and len(d["day_list"]) == 90
+    assert sum(d["articles_total"].values()) > 0  # not an empty chart
+    assert d["later"] is not None and d["earlier"] < d["first"]
+    # any window: the one ending a year before
+    earlier = dashboard(engine, 365, end=newest_day - timedelta(days=365), now=now)
+    assert earlier["last"] == (newest_day - timedelta(days=365)).isoformat()
+    shanghai = ZoneInfo("Asia/Shanghai")
+    in_window = [
+        r for r in rows_ if r["published"]
+        and earlier["first"] <= r["published"].astimezone(shanghai).date().isoformat()
+        <= earlier["last"]
+    ]  # fmt: skip
+    assert sum(earlier["articles_total"].values()) == len(in_window)
+    # a corpus with today's articles opens on today
+    with engine.begin() as conn:
+        today_row = rows(random.Random(1), 1, start=999)[0]
+        today_row["published"] = now - timedelta(hours=3)
+        conn.execute(insert(Article.__table__), [today_row])
+    fresh = dashboard(engine, 30, now=now)
+    assert fresh["last"] == "2026-11-28" and fresh["later"] is None

@@ -40,7 +40,7 @@ from newsspider.errors import UserError
 from newsspider.sites import SITES
 
 from .corpus import LIVE, utc_month
-from .counts import has_counts, hour_rows, month_counts, parse_hour
+from .counts import COUNTS, NO_HOUR, has_counts, hour_key, hour_rows, month_counts, parse_hour
 from .engine import CONNECT_TIMEOUT
 from .models import Article, CrawlRun, NightlyRun
 
@@ -289,6 +289,27 @@ def _by_origin(out: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
         origin: dict(sorted(months.items()))
         for origin, months in sorted(out.items(), key=lambda kv: (kv[0] != LIVE, kv[0]))
     }
+
+
+def newest_published(engine: Engine, now: datetime) -> datetime | None:
+    """The newest publication time at or before ``now`` (times in the future are wrong
+    dates, not news), to the hour; None for a corpus without timed articles. Read from
+    ``article_counts`` (one index seek) where its triggers exist, else from the index on
+    ``published``."""
+    with engine.connect() as conn:
+        if has_counts(conn):
+            hour = conn.scalar(
+                select(func.max(COUNTS.c.hour)).where(
+                    COUNTS.c.hour != NO_HOUR, COUNTS.c.hour <= hour_key(now)
+                )
+            )
+            return parse_hour(hour) if hour else None
+        value = conn.scalar(
+            select(func.max(ARTICLES.c.published)).where(ARTICLES.c.published <= now)
+        )
+    if isinstance(value, str):  # SQLite's text, read without the column's type
+        value = datetime.fromisoformat(value)
+    return value.astimezone(UTC) if value is not None else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -183,7 +183,8 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
 
     def _dashboard(request: Request) -> dict[str, Any]:
         days = int(views.param_choice(params(request), "days", views.DASHBOARD_DAYS))
-        return views.dashboard(engine, days, origins=origins_on)
+        end = views.param_date(params(request), "end")
+        return views.dashboard(engine, days, end=end, origins=origins_on)
 
     def dashboard_page(request: Request) -> Response:
         data = _dashboard(request)

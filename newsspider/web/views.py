@@ -26,6 +26,7 @@ from newsspider.storage.web_queries import (
     article_days,
     article_months,
     crawl_runs,
+    newest_published,
     nightly_warnings,
     relevance,
     reprint_pairs,
@@ -73,17 +74,24 @@ class BadParameter(ValueError):
 # -- parameters -----------------------------------------------------------------------------
 
 
-def param_day(params: Mapping[str, str], name: str, *, until: bool = False) -> datetime | None:
-    """``YYYY-MM-DD`` in Asia/Shanghai as an instant; ``until`` includes the day."""
+def param_date(params: Mapping[str, str], name: str) -> date | None:
+    """``YYYY-MM-DD`` as a date, None when absent; anything else a 400."""
     value = params.get(name, "").strip()
     if not value:
         return None
     if not _DAY.fullmatch(value):
         raise BadParameter(f"{name} must be a date YYYY-MM-DD, not {value[:40]!r}")
     try:
-        day = date.fromisoformat(value)
+        return date.fromisoformat(value)
     except ValueError:
         raise BadParameter(f"{name} is not a calendar date: {value!r}") from None
+
+
+def param_day(params: Mapping[str, str], name: str, *, until: bool = False) -> datetime | None:
+    """``YYYY-MM-DD`` in Asia/Shanghai as an instant; ``until`` includes the day."""
+    day = param_date(params, name)
+    if day is None:
+        return None
     start, end = utc_day_bounds(day, DEFAULT_TZ)
     return end if until else start
 
@@ -381,16 +389,33 @@ def reprints(engine: Engine) -> dict[str, Any]:
 
 
 def dashboard(
-    engine: Engine, days: int, *, now: datetime | None = None, origins: bool = True
+    engine: Engine,
+    days: int,
+    *,
+    end: date | None = None,
+    now: datetime | None = None,
+    origins: bool = True,
 ) -> dict[str, Any]:
     """Everything the dashboard draws, JSON-ready: per-day counts, per-month counts by
     origin (every month, not only the window: the years a backfill filled in), crawl runs,
-    warnings. ``origins``: the database has ``articles.archive`` (revision 0007)."""
+    warnings. ``origins``: the database has ``articles.archive`` (revision 0007).
+
+    The window is the ``days`` days up to ``end``. Without ``end`` it is where the data is:
+    up to today when the corpus has articles in the last ``days`` days, else up to the day
+    of its newest article, so a corpus of earlier years (a demo, a backfill) does not open
+    on an empty chart."""
     now = now or datetime.now(UTC)
-    today = now.astimezone(ZoneInfo(DEFAULT_TZ)).date()
-    first = today - timedelta(days=days - 1)
+    zone = ZoneInfo(DEFAULT_TZ)
+    today = now.astimezone(zone).date()
+    if end is None:
+        newest = newest_published(engine, now)
+        newest_day = newest.astimezone(zone).date() if newest is not None else today
+        end = today if newest_day > today - timedelta(days=days) else newest_day
+    end = min(end, today)
+    first = end - timedelta(days=days - 1)
+    later = end + timedelta(days=days)
     since, _ = utc_day_bounds(first, DEFAULT_TZ)
-    _, until = utc_day_bounds(today, DEFAULT_TZ)
+    _, until = utc_day_bounds(end, DEFAULT_TZ)
     # One day of margin each side: a site in another zone has its days shifted.
     per_site = article_days(engine, since - timedelta(days=1), until + timedelta(days=1))
     day_list = [first + timedelta(days=i) for i in range(days)]
@@ -419,7 +444,10 @@ def dashboard(
     return {
         "days": days,
         "first": first.isoformat(),
-        "last": today.isoformat(),
+        "last": end.isoformat(),
+        # the windows before and after this one (``end``), None past today
+        "earlier": (first - timedelta(days=1)).isoformat(),
+        "later": min(later, today).isoformat() if end < today else None,
         "day_list": [d.isoformat() for d in day_list],
         "articles_per_day": per_day,
         "articles_total": {site: sum(series) for site, series in per_day.items()},
