@@ -55,6 +55,8 @@ NEWS_DB_SQLITE_MMAP = 1 << 30
 # restarting) is retried whole, with a doubling wait, for up to this many seconds; then its
 # articles are dropped (DatabaseUnavailable) and the crawl closes (newsspider/pipelines/corpus.py).
 NEWS_DB_RETRY_SECONDS = 300.0
+# ``scrapy corpus migrate``: rows per transaction of the copy into PostgreSQL
+MIGRATE_BATCH = 2000
 # Li & Jiang 2012 §2.2 line-hash table: a line is boilerplate once LC > 1 + RC / L
 LINEHASH_ENABLED = True
 LINEHASH_L = 50
