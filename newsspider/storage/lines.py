@@ -36,7 +36,7 @@ from newsspider.extraction.linehash import (
     split_lines,
 )
 
-from .db import chunked, dialect_insert, insert_values
+from .db import MAX_PARAMS, chunked, dialect_insert, insert_values
 from .models import LineCount, SiteLineStats
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ _LC_ADD = (
     f"ON CONFLICT (site, md5) DO UPDATE SET {LINE_COUNTS.c.LC.name} = "
     f"{LINE_COUNTS.name}.{LINE_COUNTS.c.LC.name} + excluded.{LINE_COUNTS.c.LC.name}"
 )
+_LC_RETURNING = f"{_LC_ADD} RETURNING md5, {LINE_COUNTS.c.LC.name}"
+_LC_SELECT = f"SELECT md5, {LINE_COUNTS.c.LC.name} FROM {LINE_COUNTS.name}"
 
 
 class SqlLineTable:
@@ -145,21 +147,8 @@ class SqlLineTable:
                 wanted.update(md5s)
                 if lines and learn:
                     increments.update(page_counts(md5s, once_per_page=self.once_per_page))
-            # multi-row statements at the driver level (storage.db.insert_values says why)
-            insert_values(
-                self.session,
-                _LC_INSERT,
-                [(self.site, h, n) for h, n in sorted(increments.items())],
-                _LC_ADD,
-            )
-            LC: dict[str, int] = {}
-            for chunk in chunked(sorted(wanted)):
-                rows = self.session.execute(
-                    select(LINE_COUNTS.c.md5, LINE_COUNTS.c.LC).where(
-                        LINE_COUNTS.c.site == self.site, LINE_COUNTS.c.md5.in_(chunk)
-                    )
-                )
-                LC.update({r.md5: int(r.LC) for r in rows})
+            LC = self._add(sorted(increments.items()))
+            LC.update(self._counts(sorted(wanted.difference(LC))))
             for h, n in increments.items():
                 LC[h] = LC.get(h, 0) - n
             for lines, md5s, learn in segment:
@@ -184,6 +173,48 @@ class SqlLineTable:
                     self.prune()
                     pruned_at_RC = RC
         return results
+
+    def _add(self, increments: list[tuple[str, int]]) -> dict[str, int]:
+        """Upsert ``LC = LC + n`` of each ``(md5, n)``; return each one's ``LC`` after it.
+
+        Multi-row statements at the driver level (``storage.db.insert_values`` says why),
+        with ``RETURNING`` where the database has it (SQLite 3.35+, PostgreSQL): the counts
+        come back from the upsert itself instead of a second ``SELECT ... IN`` over the same
+        rows (``benchmarks/crawl_write.py``). Elsewhere :func:`insert_values`, then the
+        ``SELECT``.
+        """
+        if not increments:
+            return {}
+        conn = self.session.connection()
+        if not conn.dialect.insert_returning:
+            insert_values(
+                self.session, _LC_INSERT, [(self.site, h, n) for h, n in increments], _LC_ADD
+            )
+            return self._counts([h for h, _ in increments])
+        mark = "%s" if conn.dialect.name == "postgresql" else "?"
+        LC: dict[str, int] = {}
+        per = MAX_PARAMS // 3
+        for start in range(0, len(increments), per):
+            chunk = increments[start : start + per]
+            values = ", ".join([f"({mark}, {mark}, {mark})"] * len(chunk))
+            params = tuple(v for h, n in chunk for v in (self.site, h, n))
+            rows = conn.exec_driver_sql(f"{_LC_INSERT} VALUES {values} {_LC_RETURNING}", params)
+            LC.update(rows.all())
+        return LC
+
+    def _counts(self, md5s: Sequence[str]) -> dict[str, int]:
+        """``LC`` of each of ``md5s`` the table holds (one driver-level ``SELECT ... IN`` per
+        chunk: SQLAlchemy's expanding ``IN`` compiles every value anew, ``storage.db``)."""
+        if not md5s:
+            return {}
+        conn = self.session.connection()
+        mark = "%s" if conn.dialect.name == "postgresql" else "?"
+        LC: dict[str, int] = {}
+        for chunk in chunked(md5s):
+            marks = ", ".join([mark] * len(chunk))
+            sql = f"{_LC_SELECT} WHERE site = {mark} AND md5 IN ({marks})"
+            LC.update(conn.exec_driver_sql(sql, (self.site, *chunk)).all())
+        return LC
 
     def apply(self, text: str) -> CleanResult:
         """Filter one page with the table as it stands, without learning from it.
