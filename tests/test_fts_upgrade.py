@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,32 @@ def test_corpus_index_command_indexes_the_queue_in_batches(tmp_path):
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert again.stdout.strip().splitlines()[-1] == "search index: 0 rows indexed, 0 queued"
+
+
+def test_both_plans_give_the_same_answers(tmp_path, monkeypatch):
+    """Few candidates: looked up and sorted; many: a walk newest first. The same hits."""
+    engine = corpus_of_an_earlier_version(tmp_path / "corpus.db", n=200)
+    create_schema(engine)
+    sync_search(engine, batch=60)
+    with engine.begin() as conn:  # times and a second site, so order and filters matter
+        conn.exec_driver_sql(
+            "UPDATE articles SET published = strftime('%Y-%m-%d %H:%M:%S.000000+00:00', "
+            "'2024-01-01', '+' || ((id * 7919) % 500) || ' hours'), "
+            "site = CASE WHEN id % 3 = 0 THEN 'sina' ELSE 'netease' END"
+        )
+    corpus = Corpus(engine)
+    since = datetime(2024, 1, 5, tzinfo=UTC)
+    queries = [*WORDS, "人工智", "发电的", "不存在的词"]
+
+    def answers() -> list[list[int]]:
+        return [
+            [h.id for h in corpus.search(w, limit=limit, **kw)]
+            for w in queries
+            for limit in (1, 7, 500)
+            for kw in ({}, {"site": "sina"}, {"since": since})
+        ]
+
+    sorted_plan = answers()
+    monkeypatch.setattr(fts_module, "CANDIDATES_SORTED", 0)  # every query walks
+    assert answers() == sorted_plan
+    assert sum(map(len, sorted_plan)) > 500

@@ -270,7 +270,9 @@ class Corpus:
             if not q:
                 match = None
             elif use_fts:
-                match = fts.fts_or_queued(q)  # queued rows too: fts.py's invariant
+                # queued rows too (fts.py's invariant); many candidates: walk newest first
+                walk = fts.candidate_count(conn, q, fts.CANDIDATES_SORTED) > fts.CANDIDATES_SORTED
+                match = fts.fts_or_queued(q, walk=walk)
             else:
                 short = fts.short_match(conn, q, limit) if self.backend == "fts5" else None
                 match = short if short is not None else fts.like_clause(q, self.dialect)

@@ -122,6 +122,9 @@ QUEUE_ALL = f"INSERT OR IGNORE INTO {PENDING_TABLE}(id) SELECT id FROM articles"
 SEARCH_SYNC_SECONDS = 60.0
 #: Rows indexed per transaction by :func:`sync_search`.
 SYNC_BATCH = 5000
+#: Candidates (rows holding every trigram of a query) up to which search reads them all
+#: and sorts the hits; past it, it walks the articles newest first (:func:`fts_or_queued`).
+CANDIDATES_SORTED = 2000
 #: Queued rows past which ``setup_search`` says how to index them at once.
 QUEUED_WARNING = 20_000
 SQLITE_TABLES = {
@@ -550,13 +553,30 @@ def fts_candidates(query: str, name: str = "fts_query") -> TextClause:
     return fts_match_expr(" AND ".join(fts_phrase(t) for t in trigrams), name)
 
 
-def fts_or_queued(query: str) -> ColumnElement[bool]:
+def candidate_count(conn: Connection, query: str, cap: int) -> int:
+    """How many indexed rows hold every trigram of ``query``, counted up to ``cap + 1``
+    (the doclists are read only that far)."""
+    found = select(FTS.c.rowid).where(fts_candidates(query)).limit(cap + 1).subquery()
+    return int(conn.scalar(select(func.count()).select_from(found)) or 0)
+
+
+def fts_or_queued(query: str, *, walk: bool = False) -> ColumnElement[bool]:
     """Articles containing ``query`` (3+ characters): indexed candidates
     (:func:`fts_candidates`) and queued rows (not indexed yet), each checked by ``LIKE``.
-    SQLite tests the cheap membership first and reads a row's text only for a candidate."""
+    SQLite tests the cheap membership first and reads a row's text only for a candidate.
+
+    Two plans, chosen by the caller from :func:`candidate_count`. Few candidates (at most
+    :data:`CANDIDATES_SORTED`): each is looked up by id, checked and the hits sorted. Many
+    (``walk``): the articles are walked newest first through the index on ``published``,
+    each tested against the candidate set (materialised once) and checked only if in it,
+    until a page of hits: a common word stops after a few hundred rows instead of reading
+    and sorting tens of thousands. ``id + 0`` keeps SQLite from driving the plan by the
+    set, which would read every candidate before the sort.
+    """
     ids = Article.__table__.c.id
-    indexed = ids.in_(select(FTS.c.rowid).where(fts_candidates(query)))
-    return and_(or_(indexed, ids.in_(select(PENDING.c.id))), like_clause(query, "sqlite"))
+    key = ids + 0 if walk else ids
+    indexed = key.in_(select(FTS.c.rowid).where(fts_candidates(query)))
+    return and_(or_(indexed, key.in_(select(PENDING.c.id))), like_clause(query, "sqlite"))
 
 
 def fts_match_expr(expression: str, name: str = "fts_query") -> TextClause:
