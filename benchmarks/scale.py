@@ -126,6 +126,8 @@ SIG_BYTES = 126 * 4
 BANDS = 42
 BYTES_PER_ARTICLE_GUESS = 25_000
 NOW = datetime.now(UTC).replace(microsecond=0)
+#: The PostgreSQL server's log, to count its connections (``--pg-log``).
+PG_LOG: Path | None = None
 
 
 def log(msg: str, end: str = "\n") -> None:
@@ -459,10 +461,11 @@ def plan_summary(plan: str) -> str:
     for line in plan.splitlines():
         s = line.strip().lstrip("->").strip()
         m = re.match(r"(Bitmap Index Scan on \S+|Index Scan(?: Backward)? using \S+|Index Only Scan using \S+"
-                     r"|Seq Scan on \S+|Sort|Incremental Sort|Limit|BitmapOr|Bitmap Heap Scan on \S+)"
+                     r"|Seq Scan on \S+|Sort(?= +\()|Incremental Sort(?= +\()|Limit|BitmapOr|Bitmap Heap Scan on \S+)"
                      r".*?(?:actual time=[\d.]+\.\.([\d.]+) rows=(\d+))?", s)  # fmt: skip
         if m and m.group(1) not in ("Limit",):
-            out.append(m.group(1) + (f" ({m.group(3)} rows)" if m.group(3) else ""))
+            actual = re.search(r"actual time=[\d.]+\.\.([\d.]+) rows=(\d+)", s)
+            out.append(m.group(1) + (f" ({actual.group(2)} rows)" if actual else ""))
         elif s.startswith(("SCAN", "SEARCH", "USE TEMP B-TREE", "CORRELATED", "LIST SUBQUERY", "MULTI-INDEX")):
             out.append(s)
         if s.startswith("Execution Time"):
@@ -582,6 +585,22 @@ def pg_sessions(url: str) -> int:
             "SELECT sessions FROM pg_stat_database WHERE datname = current_database()")))  # fmt: skip
 
 
+def pg_backends(url: str) -> list[tuple[int, datetime]]:
+    """(pid, backend_start) of the other client connections to the database."""
+    engine = engine_for(url)
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(
+            "SELECT pid, backend_start FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"))]  # fmt: skip
+
+
+def log_connections(path: Path | None) -> int:
+    """``connection authorized`` lines in the server's log (``log_connections = on``)."""
+    if path is None or not path.exists():
+        return 0
+    return path.read_text(errors="replace").count("connection authorized")
+
+
 def measure_web(url: str, runs: int, max_id: int) -> None:
     pg = url.startswith("postgresql")
     rng = random.Random(5)
@@ -605,6 +624,8 @@ def measure_web(url: str, runs: int, max_id: int) -> None:
             s.stop()
     s = Server(url)
     sessions0 = pg_sessions(url) if pg else 0
+    logged0 = log_connections(PG_LOG)
+    warm_start = datetime.now(UTC)
     requests = 0
     try:
         print("| page | cold ms (CPU) | warm p50 | warm p95 | server CPU p50 | requests |")
@@ -634,9 +655,14 @@ def measure_web(url: str, runs: int, max_id: int) -> None:
                  [f"/dashboard?days={days}"], 10)  # fmt: skip
         if pg:
             opened = pg_sessions(url) - sessions0
-            print(f"\nPostgreSQL sessions opened during {requests} warm requests to one server "
-                  f"process: {opened} (pg_stat_database.sessions; the benchmark's own "
-                  f"look-up counts one)")  # fmt: skip
+            held = pg_backends(url)
+            old_ones = sum(1 for _, started in held if started < warm_start)
+            logged = log_connections(PG_LOG) - logged0
+            print(f"\nConnection pooling: during {requests} warm requests to one server process "
+                  f"the server log recorded {logged} new connections (log_connections; the "
+                  f"benchmark's own count too), pg_stat_database.sessions grew by {opened}; "
+                  f"after them {len(held)} client connections are open, {old_ones} of them "
+                  f"opened before the warm requests began.")  # fmt: skip
     finally:
         s.stop()
 
@@ -668,6 +694,28 @@ def measure_stats_export(url: str, engine) -> None:
           f"{n:,} rows, {n / el:,.0f} rows/s |")  # fmt: skip
 
 
+def pg_server_cpu_ms(engine) -> float | None:
+    """CPU ms of the PostgreSQL server's processes (the postmaster and its children), when
+    the server runs on this machine; None elsewhere."""
+    if engine.dialect.name != "postgresql":
+        return None
+    try:
+        with engine.connect() as conn:
+            datadir = conn.scalar(text("SHOW data_directory"))
+        top = int(Path(datadir, "postmaster.pid").read_text().split()[0])
+    except Exception:  # noqa: BLE001 - not a superuser, or another machine
+        return None
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(stat.parent.name) == top or int(fields[1]) == top:
+            total += (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def measure_write(engine, nightly: int, window_from: int) -> None:
     """``nightly`` articles stored as the crawl pipeline stores them, 50 a transaction."""
     import reprints_cost
@@ -696,6 +744,7 @@ def measure_write(engine, nightly: int, window_from: int) -> None:
             "encoding": "utf-8", "fetched_at": NOW,
         })  # fmt: skip
     store_wall = reprint_wall = store_cpu = reprint_cpu = 0.0
+    server0 = pg_server_cpu_ms(engine)
     t_all = time.perf_counter()
     for start in range(0, nightly, 50):
         chunk = items[start : start + 50]
@@ -726,6 +775,7 @@ def measure_write(engine, nightly: int, window_from: int) -> None:
     indexed = fts.sync_search(engine)
     sync_wall, sync_cpu = time.perf_counter() - w, time.thread_time() - c
     total = time.perf_counter() - t_all
+    server1 = pg_server_cpu_ms(engine)
     with engine.connect() as conn:
         joined = conn.scalar(text(
             "SELECT count(*) FROM articles WHERE id > :top AND story_id <= :top"), {"top": top})  # fmt: skip
@@ -739,6 +789,9 @@ def measure_write(engine, nightly: int, window_from: int) -> None:
         print(f"| {name} | {wv * 1000 / nightly:.2f} | {cv * 1000 / nightly:.2f} |")
     print(f"| **all** | **{total * 1000 / nightly:.2f}** | "
           f"{(store_cpu + reprint_cpu + sync_cpu) * 1000 / nightly:.2f} |")  # fmt: skip
+    if server0 is not None and server1 is not None:
+        print(f"\nThe PostgreSQL server's processes used {(server1 - server0) / nightly:.2f} ms "
+              f"of CPU an article over the same steps (every process of its postmaster).")  # fmt: skip
     print(f"\n{joined} of the {nightly // 5} reprints joined an indexed story.")
 
 
@@ -761,7 +814,11 @@ def main() -> None:
     ap.add_argument("--nightly", type=int, default=5000, help="articles of the write path")
     ap.add_argument("--plans", type=Path, default=None, help="write EXPLAIN output here")
     ap.add_argument("--skip", default="", help="comma list of: search,web,stats,write")
+    ap.add_argument("--pg-log", type=Path, default=None,
+                    help="the PostgreSQL server's log (log_connections on) to count connections")
     args = ap.parse_args()
+    global PG_LOG
+    PG_LOG = args.pg_log
     skip = set(filter(None, args.skip.split(",")))
     tmp = Path(tempfile.mkdtemp(prefix="scale-bench-"))
     pg_base = None
@@ -777,6 +834,7 @@ def main() -> None:
         else:
             pg_base = tmp / "pg"
             url = scale_pg.start(pg_base)
+            PG_LOG = pg_base / "server.log"
             log(f"PostgreSQL at {url} (data in {pg_base})")
         folder = tmp
         engine = engine_for(url)

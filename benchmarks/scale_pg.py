@@ -41,6 +41,7 @@ SETTINGS = {
     "default_toast_compression": "lz4",
     "jit": "off",
     "max_connections": "50",
+    "log_connections": "on",  # benchmarks/scale.py counts the web view's connections
 }
 
 
