@@ -84,21 +84,24 @@ def extract_best(
     if times.PAGE_ZONE and not tz_known and lang and language_fits_title(lang, root):
         tz = zone_for_language(lang) or tz
     scanned = scan.meta if scan is not None else None
+    page_markup = scan.markup if scan is not None else None  # the triggers search it
     meta, page_title, published_meta = page_metadata(root, tz, scanned=scanned)
     if meta is not None and times.SITE_SUFFIX_TITLES:
-        meta = headline_for_title(root, meta)
+        meta = headline_for_title(root, meta, page_markup)
     ld_body = json_ld_article_body(root, scanned) if anchors.ARTICLE_ANCHOR else None
     day_first = day_first_for(lang) if times.DATE_FORMS else False
     if markup.HEAD_NOT_BODY:  # read above, never body
         for head in root.findall("head"):
             root.remove(head)
-    noise = noise_rule()
+    noise = noise_rule(page_markup)
     type_i = best_type_i()
-    noscripts = noscript_markup(root) if markup.NOSCRIPT_BODIES else []
-    anchor = find_anchor(root) if anchors.ARTICLE_ANCHOR and noise is not None else None
+    noscripts = noscript_markup(root, page_markup) if markup.NOSCRIPT_BODIES else []
+    anchor = (
+        find_anchor(root, page_markup) if anchors.ARTICLE_ANCHOR and noise is not None else None
+    )
     headline = anchor is None and anchors.HEADLINE_ANCHOR and noise is not None
     if headline:
-        anchor = find_headline(root, (meta[0] if meta else None, page_title))
+        anchor = find_headline(root, (meta[0] if meta else None, page_title), page_markup)
     if anchor is not None:
         anchor.set("class", f"{anchor.get('class') or ''} {ANCHOR_TOKEN}")
     blockset = split_blocks(
@@ -223,7 +226,7 @@ def record_around(
         | {
             i
             for i in range(first, last + 1)
-            if i not in kept and record_line_hint(text[i]) and is_record_line(text[i])
+            if text[i] and i not in kept and record_line_hint(text[i]) and is_record_line(text[i])
         }
     )
     return around_body(text, first, last, headline, nav, inside)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 
 import opencc
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
@@ -113,8 +114,9 @@ def detect_script(text: str) -> str | None:
     if not han:
         return None
     traditional_chars, simplified_chars = _telling()
-    traditional = sum(c in traditional_chars for c in han)
-    simplified = sum(c in simplified_chars for c in han)
+    counts = Counter(han)  # a few hundred distinct characters: each looked up once
+    traditional = sum(n for c, n in counts.items() if c in traditional_chars)
+    simplified = sum(n for c, n in counts.items() if c in simplified_chars)
     telling = traditional + simplified
     if telling < SCRIPT_MIN_EVIDENCE:
         return None

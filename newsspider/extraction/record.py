@@ -1078,6 +1078,9 @@ def _meta_names(value: str) -> list[str]:
 def _issuer(lines: Sequence[str]) -> str | None:
     """The issuing authority a government document's metadata table names (``发文机关：``,
     a label of its own that nothing but such a table writes), anywhere on the page."""
+    page = "\n".join(lines)  # the trigger: one search of the page for each label
+    if not ("发文机关" in page or "发布机构" in page or "发文单位" in page):
+        return None
     for i, line in enumerate(lines):
         if (
             line
@@ -1291,6 +1294,8 @@ def find_section(
     for items in scan.crumbs:
         if section := _crumb_section(items, title):
             return section, "breadcrumb"
+    if "位置" not in "\n".join(lines):  # the trigger: every label of a crumb line holds it
+        return None, None
     for line in lines:
         if line and (m := _CRUMB_LINE.match(line.strip())):
             items = [w for w in _CRUMB_SPLIT.split(m["rest"]) if w.strip()]
@@ -1349,6 +1354,8 @@ def find_image(
             wanted = _file_name(image)
             caption = next((c.caption for c in scan.images if _file_name(c.src) == wanted), None)
             return image, caption
+    if not scan.images:  # no candidate: the body's lines are not read
+        return None, None
     starts = [_squash(line)[:10] for line in body.splitlines()]
     starts = [s for s in starts if len(s) >= 6]
     t = _squash(title)[:10] if title else ""

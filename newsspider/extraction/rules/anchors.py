@@ -13,7 +13,7 @@ from ..blocks import Blockset
 from ..blockstats import BlockStatistics
 from ..dates import stamp_with_time
 from ..title_time import strip_spaces
-from .common import ANCHOR_MIN_CHARS, HEADLINE_MIN_CHARS, SENTENCE
+from .common import ANCHOR_MIN_CHARS, HEADLINE_MIN_CHARS, SENTENCE, may_hold_tag
 from .markup import best_type_ii
 
 #: ``next_candidate``: on (the ablation switches it off), and the body text under which the
@@ -91,21 +91,28 @@ def ld_body_region(blockset: Blockset, ld_body: str) -> range | None:
     return range(start, (end if end is not None else start) + 1)
 
 
-def find_anchor(root: etree._Element) -> etree._Element | None:
+def find_anchor(root: etree._Element, markup: str | None = None) -> etree._Element | None:
     """``article_anchor``: the element the page names as its article, or None.
 
     The element with ``itemprop=articleBody``; else the outermost ``<article>``
     holding the first ``<h1>``; else the only outermost ``<article>``. Only type II
     elements qualify (they are the ones blocks know).
+
+    The trigger (``markup``: the page's decoded text): the tree is searched for an
+    ``itemprop`` only when the markup holds ``articleBody`` (the value the test matches
+    exactly), and for ``<article>`` elements only when it holds ``<article`` (the parser
+    lowercases tag names: written in lower case, upper case or capitalised).
     """
-    found = _XP_ANCHORS(root)  # one scan of the tree, document order
-    for el in found:
-        if el.get("itemprop") == "articleBody" and el.tag in best_type_ii():
-            return el
-    outer = [a for a in found if a.tag == "article" and not _XP_IN_ARTICLE(a)]
+    if markup is None or "articleBody" in markup:
+        for el in _XP_ARTICLE_BODY(root):  # document order
+            if el.tag in best_type_ii():
+                return el
+    if not may_hold_tag(markup, "article"):
+        return None
+    outer = [a for a in root.iter("article") if not _XP_IN_ARTICLE(a)]
     if not outer:
         return None
-    h1 = next((el for el in found if el.tag == "h1"), None)
+    h1 = next(root.iter("h1"), None)
     if h1 is not None and _XP_IN_ARTICLE(h1):
         for a in outer:
             if a in h1.iterancestors("article"):
@@ -113,9 +120,14 @@ def find_anchor(root: etree._Element) -> etree._Element | None:
     return outer[0] if len(outer) == 1 else None
 
 
-def find_headline(root: etree._Element, titles: tuple[str | None, ...]) -> etree._Element | None:
+def find_headline(
+    root: etree._Element, titles: tuple[str | None, ...], markup: str | None = None
+) -> etree._Element | None:
     """``headline_anchor``: the first ``h1`` whose text is in one of ``titles`` (the page's
-    ``og:title`` or JSON-LD headline, its ``<title>``) or holds one of them, or None."""
+    ``og:title`` or JSON-LD headline, its ``<title>``) or holds one of them, or None.
+    The trigger: the markup holds an ``<h1`` (``markup``: the page's decoded text)."""
+    if not may_hold_tag(markup, "h1"):
+        return None
     wanted = [t for t in map(strip_spaces, filter(None, titles)) if len(t) >= HEADLINE_MIN_CHARS]
     if not wanted:
         return None
@@ -148,7 +160,7 @@ def headline_region(blockset: Blockset, textnum: list[int], k: int) -> range | N
     return None
 
 
-_XP_ANCHORS = etree.XPath("//*[@itemprop='articleBody'] | //article | //h1")
+_XP_ARTICLE_BODY = etree.XPath("//*[@itemprop='articleBody']")
 
 
 _XP_IN_ARTICLE = etree.XPath("boolean(ancestor::article)")
@@ -218,6 +230,8 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
     if block_i is None:
         return None
     page = "\n".join(text)  # one line per block, empty ones included
+    if page.count(":") + page.count("：") < POST_MIN:  # the trigger: each clock holds a colon
+        return None
     clocks = list(_CLOCK_HINT.finditer(page))
     if len(clocks) < POST_MIN:
         return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from lxml import etree
 
 from ..blocks import TYPE_I, TYPE_II
+from .common import may_hold_tag
 
 #: ``head_not_body``: on (the ablation switches it off): ``<head>`` is read for metadata, then
 #: taken out of the tree, so its text is never body.
@@ -46,9 +47,12 @@ def best_type_i() -> tuple[str, ...]:
     return type_i
 
 
-def noscript_markup(root: etree._Element) -> list[bytes]:
+def noscript_markup(root: etree._Element, markup: str | None = None) -> list[bytes]:
     """``noscript_bodies``: the page's ``noscript`` elements that hold markup with text,
-    serialised (read only when the body comes out short)."""
+    serialised (read only when the body comes out short). The trigger: the markup
+    (``markup``: the page's decoded text) holds a ``<noscript``."""
+    if not may_hold_tag(markup, "noscript"):
+        return []
     found = []
     for el in root.iter("noscript"):
         if len(el) and len(_XP_ELEMENT_TEXT(el).strip()) >= NOSCRIPT_MIN_CHARS // 4:

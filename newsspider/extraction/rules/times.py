@@ -15,7 +15,7 @@ from ..blockstats import BlockStatistics
 from ..dates import find_date, find_date_forms, issue_date
 from ..paper import paper_time_blocks
 from ..title_time import combine_published, strip_spaces
-from .common import HEADLINE_MIN_CHARS
+from .common import HEADLINE_MIN_CHARS, may_hold_tag
 
 #: ``nonempty_window``, ``meta_first``: on (the ablation switches each off).
 NONEMPTY_WINDOW = True
@@ -212,10 +212,14 @@ _XP_OG_LOCALE = etree.XPath("string(/html/head/meta[@property='og:locale']/@cont
 _SITE_SUFFIX = re.compile(r"\s*(?:\||｜|_|--|——|\s[-–—:·]\s)\s*\S")
 
 
-def headline_for_title(root: etree._Element, meta: tuple[str, str]) -> tuple[str, str]:
+def headline_for_title(
+    root: etree._Element, meta: tuple[str, str], markup: str | None = None
+) -> tuple[str, str]:
     """``site_suffix_titles``: the page's ``h1`` in place of an ``og:title`` (or JSON-LD
     headline) that is that ``h1`` followed by a separator and the site's name; else
     ``meta`` as it is."""
+    if not may_hold_tag(markup, "h1"):  # the trigger
+        return meta
     title = meta[0]
     for h1 in root.iter("h1"):
         text = " ".join("".join(h1.itertext()).split())
