@@ -3,6 +3,7 @@ and the index's bytes per article (SQLite).
 
     python benchmarks/reprints_cost.py "$DATASETS"                 # 100,000 indexed
     python benchmarks/reprints_cost.py "$DATASETS" --indexed 20000 --new 500
+    python benchmarks/reprints_cost.py "$DATASETS" --english 0.5   # half of them English
 
 The corpus is made from real text: the sentences of the datasets' Chinese bodies
 (``benchmarks/reprints.py`` loads them), 25 to 45 drawn at random per article with 3 % of
@@ -15,6 +16,12 @@ timed per article inside each batch's transaction, as the crawl's pipeline calls
 time is the process's CPU time (``time.thread_time``), because the machine is shared; wall
 time is printed too. The index's size comes from SQLite's ``dbstat``: the pages of
 ``reprint_signatures``, ``reprint_bands`` and the index on ``articles.story_id``.
+
+``--english SHARE``: that share of the articles, indexed and new, is made the same way
+from the sentences of the datasets' English bodies (``benchmarks/reprints.py`` loads
+them; 3 % of the words replaced, a paragraph every three sentences), so they are shingled
+by words (``newsspider/reprints/script.py``); their reprints get a credit line and 15 %
+of their sentences changed.
 """
 
 from __future__ import annotations
@@ -34,7 +41,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from reprints import DATASETS, edit_sentences, load_bodies  # noqa: E402
+from reprints import (  # noqa: E402
+    DATASETS,
+    _EN_SENTENCE,
+    edit_sentences,
+    en_edit_sentences,
+    load_bodies,
+    load_english,
+)
 from sqlalchemy import insert, text  # noqa: E402
 
 from newsspider.reprints import fingerprint  # noqa: E402
@@ -69,6 +83,21 @@ def article(pool: list[str], chars: list[str], rng: random.Random) -> str:
     return "".join(text)
 
 
+def en_sentences(datasets: Path) -> list[str]:
+    pool = []
+    for _, _, body in load_english(datasets):
+        pool.extend(m.group().strip() for m in _EN_SENTENCE.finditer(body) if len(m.group().split()) >= 6)
+    return pool
+
+
+def en_article(pool: list[str], words: list[str], rng: random.Random) -> str:
+    picked = rng.sample(pool, rng.randint(25, 45))
+    tokens = " \n".join(" ".join(picked[i : i + 3]) for i in range(0, len(picked), 3)).split(" ")
+    for _ in range(len(tokens) * 3 // 100):
+        tokens[rng.randrange(len(tokens))] = rng.choice(words)
+    return " ".join(tokens)
+
+
 def row(k: int, content: str) -> dict:
     return {
         "url": f"https://bench.example/{k}",
@@ -91,6 +120,7 @@ def main() -> int:
     ap.add_argument("--indexed", type=int, default=100_000)
     ap.add_argument("--new", type=int, default=1000)
     ap.add_argument("--db", type=Path, default=None, help="keep the database here")
+    ap.add_argument("--english", type=float, default=0.0, help="share of English articles")
     args = ap.parse_args()
     if not (args.datasets / "README.md").is_file():
         print(f"no datasets at {args.datasets}: nothing to measure")  # noqa: T201
@@ -101,19 +131,29 @@ def main() -> int:
     rng = random.Random(1)
     pool = sentences(args.datasets)
     chars = [c for s in pool for c in s if "\u4e00" <= c <= "\u9fff"]
+    en_pool = en_sentences(args.datasets) if args.english else []
+    en_words = [w for s in en_pool for w in s.split() if w.isalpha()]
+
+    def make() -> str:
+        if en_pool and rng.random() < args.english:
+            return en_article(en_pool, en_words, rng)
+        return article(pool, chars, rng)
+
     path = args.db or Path(tempfile.mkdtemp()) / "cost.db"
     engine = engine_for(f"sqlite:///{path}")
     Base.metadata.create_all(engine)  # no search index: only the reprint index is timed
     t = time.perf_counter()
     texts: list[str] = []
     lengths = []
+    english = 0
     for start in range(0, args.indexed, 1000):
         arts, sigs, bands = [], [], []
         for k in range(start, min(start + 1000, args.indexed)):
-            body = article(pool, chars, rng)
+            body = make()
             texts.append(body)
             fp = fingerprint(body, params)
             lengths.append(fp.chars)
+            english += fp.words
             arts.append(row(k, body) | {"id": k + 1, "story_id": k + 1})
             sig = array("I", fp.signature).tobytes() if fp.signature is not None else None
             sigs.append({"article_id": k + 1, "content_md5": f"{k:032x}", "chars": fp.chars,
@@ -123,8 +163,9 @@ def main() -> int:
             s.execute(insert(Article), arts)
             s.execute(insert(ReprintSignature), sigs)
             s.execute(insert(ReprintBand), bands)
-    print(f"{args.indexed} articles indexed in {time.perf_counter() - t:.0f} s; median "  # noqa: T201
-          f"{statistics.median(lengths):.0f} normalised characters")  # fmt: skip
+    print(f"{args.indexed} articles indexed in {time.perf_counter() - t:.0f} s ({english} "  # noqa: T201
+          f"English); median {statistics.median(lengths):.0f} normalised characters "
+          f"(tokens, of English)")  # fmt: skip
     with engine.connect() as conn:
         sizes = dict(conn.execute(text(
             "SELECT name, sum(pgsize) FROM dbstat WHERE name IN ('reprint_signatures', "
@@ -138,9 +179,13 @@ def main() -> int:
     new_rows = []
     for k in range(args.new):
         if k % 5 == 0:
-            body = "来源：新华社\n" + edit_sentences(texts[rng.randrange(len(texts))], 0.15, rng)
+            old = texts[rng.randrange(len(texts))]
+            if fingerprint(old, params).words:
+                body = "(Reuters) -\n" + en_edit_sentences(old, 0.15, rng, en_words)
+            else:
+                body = "来源：新华社\n" + edit_sentences(old, 0.15, rng)
         else:
-            body = article(pool, chars, rng)
+            body = make()
         new_rows.append(row(args.indexed + k, body))
     for start in range(0, len(new_rows), 50):
         chunk = new_rows[start : start + 50]

@@ -1,7 +1,7 @@
 """Reprint detection over a stored corpus: place every article in its story again, and say
 where the time went.
 
-    python benchmarks/reprints_regroup.py CORPUS.db [--batch 50] [--profile out.prof]
+    python benchmarks/reprints_regroup.py CORPUS.db [--batch 50] [--profile out.prof] [--chars]
 
 Copies the SQLite corpus (``crawl_throughput.py`` leaves ``full.db`` under its ``--work``
 folder, ``/tmp/newsspider-bench`` by default), forgets its stories and index, and places
@@ -10,12 +10,15 @@ pipeline does with ``NEWS_DB_BATCH`` (``scrapy corpus reprints --rebuild`` does 
 with 500). Prints the CPU time, the stories, how many candidates were checked exactly
 and how many of those checks passed, and how many candidates' texts were normalised and
 shingled because the cache of shingle codes (``storage.stories.CODES``) did not hold them.
+``--chars`` shingles every text by characters, as the index did before texts of
+space-separated scripts were shingled by words (``newsspider/reprints/script.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import shutil
 import sys
 import tempfile
@@ -38,12 +41,15 @@ def main() -> None:
     parser.add_argument("corpus", type=Path, help="a SQLite corpus (it is copied, not changed)")
     parser.add_argument("--batch", type=int, default=50, help="articles per transaction")
     parser.add_argument("--profile", type=Path, help="write cProfile stats here")
+    parser.add_argument("--chars", action="store_true", help="every text by characters (before)")
     args = parser.parse_args()
     if not args.corpus.is_file():
         raise SystemExit(f"no such corpus: {args.corpus}")
     settings = Settings()
     settings.setmodule(project_settings)
     params = params_from_settings(settings)
+    if args.chars:
+        params = dataclasses.replace(params, words=0)
 
     checks = {"checked": 0, "passed": 0, "shingled": 0}
     overlap, shingle_codes = stories.overlap, stories.CODES.codes.__func__
@@ -54,9 +60,9 @@ def main() -> None:
         checks["passed"] += value >= params.threshold
         return value
 
-    def counted_codes(cache, content, k):
+    def counted_codes(cache, content, params):
         before = cache.held, len(cache)
-        codes = shingle_codes(cache, content, k)
+        codes = shingle_codes(cache, content, params)
         checks["shingled"] += (cache.held, len(cache)) != before
         return codes
 

@@ -10,6 +10,7 @@ extracted once per module; reprints are made from them the way portals make them
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from datetime import UTC, datetime, timedelta
@@ -156,15 +157,16 @@ def test_shingle_codes_give_the_exact_overlap_of_the_shingle_sets(a, b, k):
 
 def test_codes_cache_is_keyed_by_text_and_bounded():
     cache = CodesCache(max_codes=100)
-    first = cache.codes("新华社北京电国务院总理发表讲话", 4)
-    assert cache.codes("新华社北京电国务院总理发表讲话", 4) is first  # held
-    changed = cache.codes("新华社北京电国务院总理发表谈话", 4)  # the text changed: new codes
+    first = cache.codes("新华社北京电国务院总理发表讲话", PARAMS)
+    assert cache.codes("新华社北京电国务院总理发表讲话", PARAMS) is first  # held
+    changed = cache.codes("新华社北京电国务院总理发表谈话", PARAMS)  # the text changed: new codes
     assert changed is not first and overlap(first, changed) < 1.0
-    assert cache.codes("新华社北京电国务院总理发表讲话", 3) is not first  # another k
+    other_k = dataclasses.replace(PARAMS, shingle=3)
+    assert cache.codes("新华社北京电国务院总理发表讲话", other_k) is not first  # another k
     for n in range(20):  # 20 texts of 11 or 12 codes each: the oldest go
-        cache.codes(f"第{n}篇文章的正文内容在这里", 4)
+        cache.codes(f"第{n}篇文章的正文内容在这里", PARAMS)
     assert cache.held <= 100 and len(cache) <= 100 // 11
-    assert cache.codes("新华社北京电国务院总理发表讲话", 4) is not first
+    assert cache.codes("新华社北京电国务院总理发表讲话", PARAMS) is not first
 
 
 def test_short_and_empty_texts_get_no_band_keys():
@@ -295,7 +297,10 @@ def test_two_postgresql_writers_storing_one_story_at_once(request, bodies):
         def writer(k: int, text: str = text, barrier: threading.Barrier = barrier) -> None:
             try:
                 with transaction(eng) as s:
-                    r = row(f"https://site{k}.example/{round_}", reprint(text) if k else text)
+                    # two sites: writers of one site wait for each other on its row of
+                    # article_counts (kept by triggers) before the reprint lock is reached
+                    r = row(f"https://site{k}.example/{round_}", reprint(text) if k else text,
+                            site=f"site{k}")  # fmt: skip
                     upsert_articles(s, [r])
                     barrier.wait(timeout=10)
                     assign_stories(s, PARAMS, urls=[r["url"]])

@@ -10,7 +10,10 @@ package holds the text side of finding them, as pure functions over ``str`` and 
   letter or a digit dropped (punctuation, spaces, line breaks), so reprints that differ
   only in those are the same text;
 - :func:`shingles`: the character ``k``-grams of the normalised text (CJK text has no
-  spaces to split on: characters, not words);
+  spaces to split on: characters, not words); a text of a space-separated script (English,
+  Russian, ...) is shingled by words instead, ``k`` consecutive tokens (:mod:`.script`:
+  which texts, and why: without spaces, unrelated English texts share many character
+  4-grams and flooded the index with candidates);
 - :func:`signature`: the MinHash of those shingles (rensa's ``RMinHash``, Rust: 0.3 ms
   for a median body where datasketch's ``MinHash`` takes 1.8 ms, docs/reprints.md), and
   :func:`band_keys`: its LSH band keys, one
@@ -20,7 +23,9 @@ package holds the text side of finding them, as pure functions over ``str`` and 
   ``|A ∩ B| / min(|A|, |B|)`` of the two shingle sets, which an excerpt or a cut article
   keeps high; :func:`shingle_codes` and :func:`overlap` compute the same on sorted arrays
   of 64-bit codes (a shingle of four BMP characters packed in one code: exact, a twentieth
-  of the time and a tenth of the memory of a set of strings), and :class:`CodesCache`
+  of the time and a tenth of the memory of a set of strings; :func:`codes` and
+  :func:`text_codes` give either kind, word shingles' codes from :mod:`.script`), and
+  :class:`CodesCache`
   keeps the codes of the texts checked lately, so a story's members are not normalised and
   shingled again for every reprint that arrives; :func:`estimate`: the same pair's
   Jaccard estimated from two signatures, and
@@ -46,16 +51,22 @@ import numpy as np
 import opencc
 from rensa import RMinHash
 
+from .script import CJK_SHARE, by_words, tokens, word_codes, word_shingles
+
 __all__ = [
     "ALGORITHM",
     "BANDS",
+    "CJK_SHARE",
     "ROWS",
     "SEED",
     "SHINGLE",
+    "WORDS",
     "CodesCache",
     "Fingerprint",
     "ReprintParams",
     "band_keys",
+    "by_words",
+    "codes",
     "estimate",
     "estimate_overlap",
     "fingerprint",
@@ -67,6 +78,7 @@ __all__ = [
     "shingles",
     "signature",
     "similarity",
+    "text_codes",
 ]
 
 #: The MinHash permutations' seed: band keys made with another seed never meet, so it is
@@ -76,6 +88,10 @@ SEED = 20261125
 #: Constants, not settings, like :data:`SEED`: the stored band keys are made with them, so
 #: a change needs ``scrapy corpus reprints --rebuild`` (chosen in docs/reprints.md).
 SHINGLE = 4
+#: Tokens per shingle of a text shingled by words (:mod:`.script`), chosen in
+#: docs/reprints.md; equal to :data:`SHINGLE`, so a stored length (characters or tokens)
+#: gives either kind's shingle count the same way (:func:`estimate_overlap`).
+WORDS = 4
 BANDS = 42
 ROWS = 3
 #: rensa's algorithm version the stored band keys were made with (a new one: rebuild).
@@ -104,6 +120,9 @@ class ReprintParams:
     #: estimated overlap (:func:`estimate_overlap`) below which a candidate skips the exact
     #: check: 0.3 is about four standard errors of a 126-value signature under a 0.5 threshold
     prefilter: float = 0.3
+    #: tokens per shingle of a space-separated text (:mod:`.script`); 0 shingles every text
+    #: by characters, as the index did before (benchmarks compare the two)
+    words: int = WORDS
 
     @property
     def permutations(self) -> int:
@@ -113,7 +132,11 @@ class ReprintParams:
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
     """One text's normalised length, shingles, MinHash signature and band keys; no
-    signature and no keys when the text is too short to be grouped."""
+    signature and no keys when the text is too short to be grouped.
+
+    ``chars`` is the length the shingles are made from: normalised characters of a text
+    shingled by characters, tokens of one shingled by words (``words``), which is what
+    ``REPRINTS_MIN_CHARS`` and :func:`estimate_overlap` count."""
 
     chars: int
     shingles: list[str]
@@ -121,6 +144,9 @@ class Fingerprint:
     keys: tuple[int, ...]
     #: the normalised text (:func:`shingle_codes` of it when an exact check needs them)
     norm: str = ""
+    #: shingled by words (:mod:`.script`): ``tokens`` holds them, ``norm`` is empty
+    words: bool = False
+    tokens: tuple[str, ...] = ()
 
     @property
     def grouped(self) -> bool:
@@ -185,10 +211,32 @@ def band_keys(sig: list[int], bands: int, rows: int) -> tuple[int, ...]:
 _SALTS = [b.to_bytes(2, "little") for b in range(256)]
 
 
+def _fold(text: str) -> str:
+    """Full-width letters, digits and the ideographic space to their half-width forms."""
+    return text.translate(_HALF) if _WIDE.search(text) else text
+
+
+def _tokens(text: str | None) -> tuple[str, ...]:
+    """:func:`.script.tokens` with this package's script and width folding."""
+    return tuple(tokens(text, t2s=_T2S.convert, fold=_fold))
+
+
 def fingerprint(text: str | None, params: ReprintParams) -> Fingerprint:
     """Everything reprint detection needs of one text; too short a text (fewer than
-    ``min_chars`` normalised characters: a brief, a caption, an empty body) gets no
-    signature and no band keys, so it is never grouped."""
+    ``min_chars`` normalised characters, or tokens when shingled by words: a brief, a
+    caption, an empty body) gets no signature and no band keys, so it is never grouped.
+
+    A text of a space-separated script is shingled by words (:func:`.script.by_words`,
+    unless ``params.words`` is 0); a CJK text by characters, exactly as before words were
+    (the same shingles, signature and band keys)."""
+    if params.words and by_words(text):
+        toks = _tokens(text)
+        grams = word_shingles(toks, params.words)
+        if len(toks) < max(1, params.min_chars):
+            return Fingerprint(len(toks), grams, None, (), "", True, toks)
+        sig = signature(grams, params.permutations)
+        keys = band_keys(sig, params.bands, params.rows)
+        return Fingerprint(len(toks), grams, sig, keys, "", True, toks)
     norm = normalise(text)
     grams = shingles(norm, params.shingle)
     if len(norm) < max(1, params.min_chars):
@@ -291,6 +339,21 @@ def _distinct(codes: np.ndarray) -> np.ndarray:
     return codes[keep]
 
 
+def codes(fp: Fingerprint, params: ReprintParams) -> np.ndarray:
+    """The shingle codes of a fingerprinted text, of either kind (:func:`shingle_codes`,
+    :func:`.script.word_codes`), for :func:`overlap`."""
+    if fp.words:
+        return word_codes(fp.tokens, params.words)
+    return shingle_codes(fp.norm, params.shingle)
+
+
+def text_codes(text: str | None, params: ReprintParams) -> np.ndarray:
+    """:func:`codes` of a text, without its MinHash (a candidate's stored text)."""
+    if params.words and by_words(text):
+        return word_codes(_tokens(text), params.words)
+    return shingle_codes(normalise(text), params.shingle)
+
+
 def overlap(a: np.ndarray, b: np.ndarray) -> float:
     """:func:`similarity` of two texts from their :func:`shingle_codes`."""
     if not len(a) or not len(b):
@@ -303,8 +366,8 @@ def overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 
 class CodesCache:
-    """The :func:`shingle_codes` of the texts checked lately, by text (least recently used
-    dropped first, at most ``max_codes`` codes held: 8 bytes each).
+    """The :func:`text_codes` of the texts checked lately, by text and shingle sizes (least
+    recently used dropped first, at most ``max_codes`` codes held: 8 bytes each).
 
     A story's members are candidates of each new reprint of it; without the cache each
     check normalises and shingles the member's stored text again (0.5 ms of a 5,000
@@ -315,24 +378,24 @@ class CodesCache:
     def __init__(self, max_codes: int) -> None:
         self.max_codes = max_codes
         self.held = 0
-        self._codes: OrderedDict[tuple[int, str], np.ndarray] = OrderedDict()
+        self._codes: OrderedDict[tuple[int, int, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def codes(self, text: str | None, k: int) -> np.ndarray:
-        """``shingle_codes(normalise(text), k)``, from the cache when it holds them."""
-        key = (k, text or "")
+    def codes(self, text: str | None, params: ReprintParams) -> np.ndarray:
+        """``text_codes(text, params)``, from the cache when it holds them."""
+        key = (params.shingle, params.words, text or "")
         with self._lock:
             found = self._codes.get(key)
             if found is not None:
                 self._codes.move_to_end(key)
                 return found
-        found = shingle_codes(normalise(text), k)
-        self.put(text, k, found)
+        found = text_codes(text, params)
+        self.put(text, params, found)
         return found
 
-    def put(self, text: str | None, k: int, codes: np.ndarray) -> None:
+    def put(self, text: str | None, params: ReprintParams, codes: np.ndarray) -> None:
         """Hold ``codes`` as the codes of ``text`` (the newest entry)."""
-        key = (k, text or "")
+        key = (params.shingle, params.words, text or "")
         if len(codes) > self.max_codes:
             return
         with self._lock:
@@ -358,7 +421,8 @@ def estimate(a: list[int], b: list[int]) -> float:
 
 def estimate_overlap(jaccard: float, chars_a: int, chars_b: int, k: int) -> float:
     """The overlap coefficient ``|A ∩ B| / min(|A|, |B|)`` that an estimated Jaccard implies
-    for two texts of ``chars_a`` and ``chars_b`` normalised characters.
+    for two texts of ``chars_a`` and ``chars_b`` normalised characters (or tokens, for
+    texts shingled by words: :data:`WORDS` equals :data:`SHINGLE`, so ``k`` is the same).
 
     ``|A ∩ B| = J (|A| + |B|) / (1 + J)``, the set sizes taken as the texts' shingle counts
     (an upper bound: repeats make them smaller). An excerpt of half an article has J = 0.5
