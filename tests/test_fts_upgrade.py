@@ -48,6 +48,7 @@ def corpus_of_an_earlier_version(path: Path, n: int = 120) -> Engine:
         conn.exec_driver_sql(f"DROP TABLE {FTS_VOCAB}")
         conn.exec_driver_sql(f"DROP TABLE {FTS_TABLE}")
         conn.exec_driver_sql(OLD_FTS)
+        conn.exec_driver_sql(fts_module.SQLITE_TABLES[FTS_VOCAB])
         conn.exec_driver_sql(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')")
     return engine
 
@@ -162,3 +163,16 @@ def test_both_plans_give_the_same_answers(tmp_path, monkeypatch):
     monkeypatch.setattr(fts_module, "CANDIDATES_SORTED", 0)  # every query walks
     assert answers() == sorted_plan
     assert sum(map(len, sorted_plan)) > 500
+
+
+def test_a_reader_that_does_not_migrate_searches_the_earlier_index(tmp_path):
+    """``scrapy corpus serve`` never migrates: it answers from the index with positions."""
+    engine = corpus_of_an_earlier_version(tmp_path / "corpus.db")
+    reader = Corpus(engine, setup=False)
+    assert reader.backend == "fts5"
+    for w in WORDS:
+        hits = [h.id for h in reader.search(w, limit=200)]
+        like = [r[0] for r in sqlite3.connect(tmp_path / "corpus.db").execute(
+            "SELECT id FROM articles WHERE title LIKE ? OR content LIKE ? "
+            "ORDER BY published DESC, id DESC", (f"%{w}%", f"%{w}%"))]  # fmt: skip
+        assert hits == like and hits

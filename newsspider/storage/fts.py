@@ -499,10 +499,15 @@ def index_missing(engine: Engine) -> bool:
 
 
 def search_backend(engine: Engine) -> SearchBackend:
-    """Which search path ``engine`` supports now (without creating anything)."""
+    """Which search path ``engine`` supports now (without creating anything). An earlier
+    version's index (with positions, not yet replaced: a read-only web view does not
+    migrate) answers the same trigram queries."""
     if engine.dialect.name == "sqlite":
         with engine.connect() as conn:
-            return "fts5" if _sqlite_objects(conn) >= set(SQLITE_TABLES) else "like"
+            present = _sqlite_objects(conn)
+            if conn.scalar(text("SELECT 1 FROM sqlite_master WHERE name = :n"), {"n": FTS_TABLE}):
+                present.add(FTS_TABLE)
+            return "fts5" if present >= set(SQLITE_TABLES) else "like"
     if engine.dialect.name == "postgresql":
         return "pg_trgm" if _pg_has_trgm(engine) else "like"
     return "like"
