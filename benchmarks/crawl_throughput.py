@@ -91,7 +91,14 @@ SHARE_TARGET = {"mix": 0.80, "copies": 0.65}
 #: The stages of the crawl process measured inside it (``newsspider.workers.stage_cpu``), in
 #: report order; what is left of the crawl process's CPU beyond these and the bare crawl's
 #: is reported as "item handling and the rest".
-STAGES = ("extraction hand-off", "line table", "storage", "search index", "reprints")
+STAGES = (
+    "extraction hand-off",
+    "line table",
+    "storage",
+    "search index",
+    "reprints",
+    "garbage collection",
+)
 #: Drop reasons of the corpus pipeline: a stored article's, never an extraction's.
 CORPUS_DROPS = ("AllBoilerplate", "StoreError", "DatabaseUnavailable")
 

@@ -105,6 +105,8 @@ RECLEAN_MIN_RC = 100
 # run in worker processes shared by the process's crawlers; visual methods in a render thread.
 EXTRACTION_WORKERS = "auto"  # processes: "auto" = cores - 1 (at most 4); 0 = in the reactor thread
 EXTRACTION_WORKER_MAX_TASKS = 10000  # pages per worker before a fresh one replaces it; 0 = never
+# The cyclic garbage collector's first threshold in a crawl process (Python's: 700); 0 = Python's.
+CRAWL_GC_THRESHOLD = 10000
 # Items of one response processed in parallel: an article page yields one, and Scrapy starts
 # this many tasks per response whatever it yields (Scrapy's 100 spent CPU on idle tasks).
 CONCURRENT_ITEMS = 8

@@ -38,6 +38,7 @@ documented default of Hou & Yang's method (:class:`~newsspider.extraction.xpaths
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -127,8 +128,10 @@ class ExtractionPipeline:
         workers: int = 0,
         max_tasks: int = 0,
         database_url: str | None = None,
+        gc_threshold: int = 0,
     ) -> None:
         self.stats = stats
+        self.gc_threshold = gc_threshold
         self.method = method
         # ValueError for an unknown EXTRACTOR, ImportError for a missing dependency: the
         # crawl fails at start, not per item
@@ -155,11 +158,13 @@ class ExtractionPipeline:
             workers=parse_workers(s.get("EXTRACTION_WORKERS")),
             max_tasks=s.getint("EXTRACTION_WORKER_MAX_TASKS"),
             database_url=resolve_database_url(s.get("DATABASE_URL")),
+            gc_threshold=s.getint("CRAWL_GC_THRESHOLD"),
         )
 
     # -- spider lifecycle ---------------------------------------------------
 
     def open_spider(self, spider: Any = None) -> None:
+        raise_gc_threshold(self.gc_threshold)
         if self.method == "xpath" and self.database_url:
             self.site_params = trained_xpath_params(self.database_url)
         if self.visual:
@@ -296,6 +301,23 @@ class ExtractionPipeline:
         return item
 
 
+def raise_gc_threshold(threshold: int) -> None:
+    """Let the cyclic garbage collector start a pass after ``threshold`` new objects, not 700.
+
+    A crawl allocates containers by the million (Scrapy's requests and deferreds, SQL rows,
+    the reprint check's shingles), nearly all freed by reference counting; at Python's 700
+    the collector ran so often, each tenth of its passes over every live object of the
+    process, that it took 3.7 CPU s of a 5,000-page crawl of the realistic mix, as much as
+    its line table and upserts (``benchmarks/crawl_throughput.py``, which charges the
+    passes to a stage of their own). Process-wide, and never lowered: every crawler of the
+    process (``scrapy nightly``) asks for the same. ``CRAWL_GC_THRESHOLD``; 0 leaves
+    Python's.
+    """
+    first, *rest = gc.get_threshold()
+    if threshold > first:
+        gc.set_threshold(threshold, *rest)
+
+
 def trained_xpath_params(database_url: str) -> dict[str, dict[str, float]]:
     """Every trained site's xpath thresholds as ``extract_xpath`` keyword arguments.
 
@@ -323,5 +345,6 @@ __all__ = [
     "NotHtml",
     "RenderFailed",
     "RenderUnavailable",
+    "raise_gc_threshold",
     "trained_xpath_params",
 ]
