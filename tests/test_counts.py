@@ -6,30 +6,20 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 from sqlalchemy import Engine, insert, text
 
-from newsspider.storage import Article, Base, Corpus, create_schema, engine_for
+from newsspider.storage import Article, Corpus, create_schema, engine_for
 from newsspider.storage.counts import COUNTS, has_counts
 from newsspider.storage.web_queries import article_days, article_months
+from tests import test_storage
 
+#: A fresh schema on each backend (SQLite; PostgreSQL where its binaries are installed).
+engine = test_storage.engine
 SITES = ("netease", "sina", "zaobao")
 ARCHIVES = (None, None, "cc:CC-MAIN-2019-35", "wayback")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Engine:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'corpus.db'}"
-    else:
-        url = request.getfixturevalue("postgresql_url")
-        Base.metadata.drop_all(engine_for(url))
-    eng = engine_for(url)
-    create_schema(eng)
-    return eng
 
 
 def rows(rng: random.Random, n: int, start: int = 0) -> list[dict]:
