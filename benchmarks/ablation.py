@@ -5,9 +5,10 @@ method applies them) this runs the best mode with that rule's switch off over th
 labelled datasets and prints, beside the full best mode and the paper mode, F1 /
 qualified % (and date % where the set has date gold) per dataset, and the time: ms a page
 over all the datasets' pages with the rule off, and the rule's cost (ms a page with it on
-minus with it off; the best of ``--repeat`` timed passes after a warm-up, garbage
-collector off, so a rule's cost is read against the run-to-run spread printed under the
-table).
+minus with it off, in passes that alternate the two). Times are the process's CPU time
+(steadier than the wall clock on a shared machine), the best of ``--repeat`` passes over
+every page after the scoring pass has warmed the caches, garbage collector off; a rule's
+cost is read against the spread of the full mode's time printed under the table.
 
     python benchmarks/ablation.py DATASETS_DIR [--datasets cwced-zh,cx163-zh,scrapinghub-en]
         [--only record_lines,edge_lines] [--repeat 3]
@@ -18,7 +19,9 @@ DATASETS_DIR is the folder holding the dataset folders (each with ``cases.jsonl`
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -59,44 +62,61 @@ def main() -> None:
     cases = {n: list(load_cases(args.datasets_dir / n)) for n in names}
     pages = sum(len(c) for c in cases.values())
     rows = []
+    raw = [(c.html, c.url) for n in names for c in cases[n]]
 
-    def run(label: str, mode: str = "best") -> float:
-        cells, seconds = [], 0.0
-        for n in names:
-            r = evaluate(
-                cases[n],
-                lambda raw, url: extract_article(raw, url, mode=mode),
-                repeat=args.repeat,
-                warmup=True,
-                disable_gc=True,
-            )
-            cells.append(_cell(r))
-            seconds += r.seconds
-        ms = 1000 * seconds / pages
-        rows.append((label, cells, ms))
-        return ms
+    def quality(mode: str = "best") -> list[str]:
+        def extract(html: bytes, url: str | None) -> object:
+            return extract_article(html, url, mode=mode)
 
-    full = run("best (all rules)")
+        return [_cell(evaluate(cases[n], extract)) for n in names]
+
+    def one_pass(mode: str = "best") -> float:
+        """Seconds of this process's CPU time for one pass over every page (steadier than
+        the wall clock on a shared machine), garbage collector off."""
+        gc.disable()
+        try:
+            start = time.process_time()
+            for html, url in raw:
+                extract_article(html, url, mode=mode)
+            return time.process_time() - start
+        finally:
+            gc.enable()
+
+    full_cells = quality()
+    spread: list[float] = []
     for rule in RULES:
         if only is not None and rule.name not in only:
             continue
         with rule.off():
-            run(f"best without `{rule.name}`")
-    again = run("best (all rules), again")
-    run("paper", mode="paper")
+            cells = quality()
+        # paired passes, alternating with the full mode: the best of --repeat each
+        on = off = float("inf")
+        for _ in range(args.repeat):
+            on = min(on, one_pass())
+            with rule.off():
+                off = min(off, one_pass())
+        spread.append(1000 * on / pages)
+        rows.append(
+            (f"best without `{rule.name}`", cells, 1000 * off / pages, 1000 * (on - off) / pages)
+        )
+    full_ms = min(1000 * min(one_pass() for _ in range(args.repeat)) / pages, *spread)
+    rows.insert(0, ("best (all rules)", full_cells, full_ms, None))
+    paper = min(one_pass("paper") for _ in range(args.repeat))
+    rows.append(("paper", quality("paper"), 1000 * paper / pages, None))
     print(
         "| variant | "
         + " | ".join(f"{n} F1 / qualified % (/ date %)" for n in names)
-        + " | ms a page | cost ms |"
+        + " | ms a page | cost ms a page |"
     )
     print("|---|" + "---|" * (len(names) + 2))
-    for label, cells, ms in rows:
-        cost = f"{full - ms:+.3f}" if label.startswith("best without") else "-"
-        print(f"| {label} | " + " | ".join(cells) + f" | {ms:.3f} | {cost} |")
-    print(
-        f"\n{pages} pages; the full best mode's two runs differ by {abs(full - again):.3f} ms a "
-        "page (the spread a cost is read against)."
-    )
+    for label, cells, ms, cost in rows:
+        shown = "-" if cost is None else f"{cost:+.3f}"
+        print(f"| {label} | " + " | ".join(cells) + f" | {ms:.3f} | {shown} |")
+    if spread:
+        print(
+            f"\n{pages} pages; the full mode's time, measured beside each rule, ranged "
+            f"{min(spread):.3f}-{max(spread):.3f} ms a page (the spread a cost is read against)."
+        )
 
 
 if __name__ == "__main__":

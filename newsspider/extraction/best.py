@@ -155,7 +155,7 @@ def extract_best(
         if lines.RECORD_LINES:
             body, dropped = drop_record_lines(blockset, body)
         text = visible_text("\n".join(blockset.text[i] for i in body))
-        size = sum(textnum[i] for i in body)
+        size = sum(map(textnum.__getitem__, body))
         if chosen is None or size > chosen[0]:
             chosen = (size, text, stats, title, title_source, blockset.text, body, dropped)
         if size >= anchors.NEXT_MIN_CHARS or not anchors.NEXT_CANDIDATE:

@@ -76,7 +76,7 @@ RULES: tuple[Rule, ...] = (
         Europe/Berlin, ``zh-TW`` Asia/Taipei; a bare ``en`` gives way to an ``og:locale``
         of English with a country), else Asia/Shanghai only for a page with a sign of
         China, UTC for the others. Gain: dates only (``tests/test_open_web.py``; the
-        labelled sets give their site's zone). Cost: one attribute read.""",
+        labelled sets give their site's zone).""",
         changes="time",
         open_web=True,
         code=("page_language", "zone_for_language", "language_fits_title"),
@@ -86,7 +86,7 @@ RULES: tuple[Rule, ...] = (
         "§1.2.3, with meta_first",
         times,
         "SITE_SUFFIX_TITLES",
-        "the page has a metadata title (og:title, JSON-LD headline)",
+        "a metadata title (og:title, JSON-LD headline) and an ``<h1`` in the markup",
         """``og:title`` and the JSON-LD headline often carry the site's name after a
         separator (``Headline | Aktuálně.cz``, ``标题_网易新闻``); when an ``h1`` of the page
         is that title without it, the ``h1`` is the title. Gain: titles only (titles stay
@@ -147,7 +147,8 @@ RULES: tuple[Rule, ...] = (
         "§1.2.1 table 1",
         markup,
         "NOSCRIPT_BODIES",
-        "a ``noscript`` element holding markup with text; read only when the body comes out short",
+        "a ``<noscript`` in the markup, then a ``noscript`` element holding markup with "
+        "text; read only when the body comes out short",
         """``noscript`` stays type I, but a page that builds its article with JavaScript may
         give it only there: when the body comes out shorter than ``NOSCRIPT_MIN_CHARS``,
         the page's ``noscript`` markup is extracted as a page of its own. Gain: no
@@ -173,7 +174,8 @@ RULES: tuple[Rule, ...] = (
         "noise_containers",
         noise,
         "CONSENT_DIALOGS",
-        "a class/id token containing a consent word, or a dialog role, in the stylesheet's walk",
+        "consent words: a class/id token, in the stylesheet's walk; dialogs: ``dialog`` or "
+        "``-modal`` in the markup, else the dialog tests leave the stylesheet",
         """Cookie and consent notices are long punctuated prose and win §1.2.2 where they
         sit before the article; their tokens are compound (``cmplz-cookiebanner``,
         ``onetrust-consent-sdk``). A token containing one of ``CONSENT_SUBSTRINGS``, and a
@@ -305,7 +307,7 @@ RULES: tuple[Rule, ...] = (
         "after §1.2.2 rule ②, with article_anchor",
         anchors,
         "HEADLINE_ANCHOR",
-        "no named article, and an ``h1`` whose text is the page's title",
+        "no named article, an ``<h1`` in the markup, and an ``h1`` whose text is the title",
         """A page naming no article element names its headline: the ``h1`` whose text is
         the page's title. The nearest element around it holding ``HEADLINE_MIN_BLOCKS``
         sentences besides it anchors the article when the runs start there and run on
@@ -319,7 +321,8 @@ RULES: tuple[Rule, ...] = (
         "after §1.2.2 rule ②, §1.2.3",
         anchors,
         "FIRST_POST",
-        "``POST_MIN`` clock times in the page's text (one regex pass)",
+        "``POST_MIN`` colons in the page's text (two counts), then ``POST_MIN`` clock times "
+        "(one regex pass)",
         """A blog's front page or a forum thread repeats a dated post header in elements
         of one tag and class; the article is the first post, but the densest run may be
         a later one. With ``POST_MIN`` such headers, the first before block_i, and posts

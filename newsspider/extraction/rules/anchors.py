@@ -199,9 +199,9 @@ def anchored_textnum(
         region = ld_body_region(blockset, ld_body)
     else:
         return None
-    if not region or sum(textnum[i] for i in region) < ANCHOR_MIN_CHARS:
+    if not region or sum(textnum[region.start : region.stop]) < ANCHOR_MIN_CHARS:
         return None
-    main_total = sum(textnum[i] for i in stats.mainblockset)
+    main_total = sum(map(textnum.__getitem__, stats.mainblockset))
     inside = sum(textnum[i] for i in stats.mainblockset if i in region)
     if inside >= ANCHOR_INSIDE * main_total and (
         headline or not ANCHOR_TRIM or inside == main_total
@@ -270,6 +270,6 @@ def first_post(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) -
     if not FIRST_POST:
         return None
     window = range(max(0, posts[0] - POST_LEAD), posts[1])
-    if sum(textnum[i] for i in window) < ANCHOR_MIN_CHARS:
+    if sum(textnum[window.start : window.stop]) < ANCHOR_MIN_CHARS:
         return None
     return [n if i in window else 0 for i, n in enumerate(textnum)]

@@ -113,7 +113,8 @@ def container_region(
                 not REPEATED_LINES or seen[text[i]] != _holder_parent(blockset, i)
             ):
                 continue
-            seen.setdefault(text[i], _holder_parent(blockset, i))
+            if text[i] not in seen:
+                seen[text[i]] = _holder_parent(blockset, i)
             total += n
             container = blockset.element_of(i)
             chain = chains.get(container)
@@ -145,12 +146,12 @@ def _plausible_region(
     blocks hold ``PROSE_SHARE`` of its text and links are rare), as in a long
     article whose lines the smoothing cuts into many short runs.
     """
-    region_text = sum(textnum[i] for i in region)
-    if region_text <= CONTAINER_RATIO * sum(textnum[i] for i in main):
+    region_text = sum(textnum[region.start : region.stop])  # a range: C-level sums
+    if region_text <= CONTAINER_RATIO * sum(map(textnum.__getitem__, main)):
         return True
-    region_links = sum(link_chars[i] for i in region)
+    region_links = sum(link_chars[region.start : region.stop])
     return (
-        sum(textnum[i] for i in candidate) >= PROSE_SHARE * region_text
+        sum(map(textnum.__getitem__, candidate)) >= PROSE_SHARE * region_text
         and region_links <= (1 - PROSE_SHARE) * region_text
     )
 
@@ -282,7 +283,8 @@ def select_body(blockset: Blockset, stats: BlockStatistics, textnum: list[int]) 
             # siblings (a refrain, a repeated paragraph) is the author's
             if not REPEATED_LINES or seen[text[i]] != _holder_parent(blockset, i):
                 continue
-        seen.setdefault(text[i], _holder_parent(blockset, i))
+        if text[i] not in seen:  # the parent is looked up for a line's first copy only
+            seen[text[i]] = _holder_parent(blockset, i)
         body.append(i)
     return body
 
