@@ -5,7 +5,7 @@ import it, and it runs itself as the child process of each measured crawl
 (``python benchmarks/crawl_archive.py child CONFIG.json``) so every crawl gets a fresh
 Twisted reactor and its own peak RSS.
 
-The archive
+The archive: ten copies of every page (``crawl_mix.py``'s realistic mix uses the same writer)
     Every HTML file of every labelled dataset under ``--datasets`` (374 pages: articles,
     list pages, English and Chinese, every encoding) is reused under distinct URLs until
     there are N article pages. Page ``n`` goes to site ``bench<n % sites>`` at
@@ -35,7 +35,11 @@ The crawl
     RSS (the crawl process and, separately, its child processes), line-table rows per
     site, database size, the scheduler and dupefilter sizes and the live Python objects.
     Pages/s is measured from the first ``spider_opened`` to the last ``spider_closed``
-    (pipelines flushed); loading the WARC index before that is not timed.
+    (pipelines flushed); loading the WARC index before that is not timed. Peak RSS is the
+    crawl process's own (``VmHWM``). With ``stages`` the crawl process charges its CPU by
+    stage (``newsspider.workers.stage_cpu``, and the garbage collector's passes through
+    ``gc.callbacks``); with ``profile`` the reactor thread and the corpus pipeline's writer
+    threads run under cProfile with ``time.thread_time`` as the clock (CPU, not waits).
 """
 
 from __future__ import annotations
@@ -444,6 +448,17 @@ def _rss_kb(pid: int | str = "self") -> int:
         return 0
 
 
+def _peak_rss_kb() -> int:
+    """This process's peak RSS since its ``exec`` (``VmHWM``): ``ru_maxrss`` is not reset by
+    ``exec`` and would report the benchmark parent's peak at ``fork`` (building the mix's
+    archive takes hundreds of MB) when that is higher than the crawl's own."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _children(pid: int) -> list[int]:
     out: list[int] = []
     with contextlib.suppress(OSError):
@@ -543,7 +558,7 @@ class Probe:
             "seconds": round(now - (self.t0 or now), 2),
             "cpu_seconds": round(_cpu_seconds() - self.cpu0, 2),
             "rss_mib": round(_rss_kb() / 1024, 1),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "peak_rss_mib": round(_peak_rss_kb() / 1024, 1),
             "children_rss_mib": round(sum(_rss_kb(p) for p in _descendants(os.getpid())) / 1024, 1),
             "final": final,
         }
@@ -705,7 +720,7 @@ def child_main(cfg_path: Path) -> None:
             + resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime,
             2,
         ),
-        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mib": round(_peak_rss_kb() / 1024, 1),
         "checkpoints": probe.checkpoints,
         "stats": {k: v for k, v in probe.stats.items() if _interesting(k)},
         "exit_ok": not process.bootstrap_failed,

@@ -10,7 +10,7 @@ one archive file per site, written as a stream) and crawls it with the full pipe
 database. Every ``--every`` pages (default: a tenth of ``--pages``) the crawl process
 records:
 
-* peak RSS (``ru_maxrss``) and current RSS of the crawl process, and the RSS of its
+* peak RSS (``VmHWM``) and current RSS of the crawl process, and the RSS of its
   children (the extraction workers);
 * line-table rows per site (``line_counts``, bounded by pruning) and each site's ``RC``;
 * database size (file + WAL) and articles stored;
