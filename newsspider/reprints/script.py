@@ -62,7 +62,6 @@ _UNSPACED_CLASS = _CJK_CLASS + "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
 #: a token of a word-shingled text: one character of a script without spaces, or a run of
 #: other letters and digits (punctuation, symbols and the low line split words)
 _TOKEN = re.compile(rf"[{_UNSPACED_CLASS}]|[^\W_{_UNSPACED_CLASS}]+")
-_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 # Every range's bounds in order, and the kind of what lies between two bounds (0: white
 # space, 1: CJK, 2: anything else), for one ``searchsorted`` over a text's code points.
 _RANGES = sorted([(a, b, 0) for a, b in _SPACE_RANGES] + [(a, b, 1) for a, b in _CJK_RANGES])
@@ -126,7 +125,9 @@ def tokens(text: str | None, *, t2s=None, fold=None) -> list[str]:
     """
     if not text:
         return []
-    if t2s is not None and not text.isascii() and _CJK_CHAR.search(text):
+    # max() of a str is its highest code point, found in C: below the first CJK block,
+    # there is nothing for t2s to convert (and OpenCC is slow on long Latin text)
+    if t2s is not None and not text.isascii() and max(text) >= "\u3040":
         text = t2s(text)
     text = text.lower()
     if fold is not None:
