@@ -135,7 +135,7 @@ def test_cpu_methods_fill_the_item(method: str) -> None:
 
 
 def test_unknown_method_fails_at_start() -> None:
-    with pytest.raises(ValueError, match="unknown extraction method.*blockstats-paper"):
+    with pytest.raises(ValueError, match=r"unknown extraction method.*blockstats-paper"):
         ExtractionPipeline(Stats(), "nonsense")
 
 

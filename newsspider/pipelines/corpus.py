@@ -581,7 +581,8 @@ class CorpusPipeline:
                 wait = backoff.next_delay() if is_transient(exc) else None
                 if wait is None:
                     raise
-                logger.warning("could not %s (%s): retrying in %.1f s", what, short_error(exc), wait)
+                reason = short_error(exc)
+                logger.warning("could not %s (%s): retrying in %.1f s", what, reason, wait)
                 yield wait
 
     # -- crawl run row ----------------------------------------------------------
