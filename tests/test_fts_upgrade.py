@@ -77,6 +77,8 @@ def test_batched_upgrade_equals_a_full_rebuild_and_resumes(tmp_path, monkeypatch
     with engine.connect() as conn:
         ddl = conn.scalar(text("SELECT sql FROM sqlite_master WHERE name = :n"), {"n": FTS_TABLE})
         assert 'detail="none"' in ddl
+        merge = conn.scalar(text(f"SELECT v FROM {FTS_TABLE}_config WHERE k = 'automerge'"))
+        assert merge == fts_module.FTS_AUTOMERGE
     corpus = Corpus(engine)
     queued_answers = {w: [h.id for h in corpus.search(w, limit=200)] for w in WORDS}
     # interrupted after two batches of 25 ...

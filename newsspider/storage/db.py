@@ -204,11 +204,12 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "archive": None,
             "captured_at": None,
             **dict.fromkeys(RECORD_COLUMNS),
-            "content_md5": page_md5(row["raw_text"]),
             "fetched_at": now,
             "updated_at": now,
             **row,
         }
+        if full.get("content_md5") is None:  # the pipeline passes the one it computed
+            full["content_md5"] = page_md5(row["raw_text"])
         by_url[full["url"]] = full
     return by_url
 

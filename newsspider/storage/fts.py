@@ -113,6 +113,12 @@ TAIL = table(TAIL_TABLE, column("id", Integer), column("title_tail"), column("co
 #: Ids of the rows inserted or changed since :func:`sync_search` last indexed them.
 PENDING_TABLE = "articles_fts_pending"
 PENDING = table(PENDING_TABLE, column("id", Integer))
+#: Segments FTS5 gathers at a level before merging them (its default is 4). Merging
+#: rewrites every indexed row once per level; 16 makes half as many levels. Measured on
+#: 30,000 Chinese bodies indexed 5,000 rows a transaction: 1.39 ms of CPU a row against
+#: 1.88 with the default; queries read at most 16 segments a level instead of 4.
+FTS_AUTOMERGE = 16
+SET_AUTOMERGE = f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES ('automerge', {FTS_AUTOMERGE})"
 #: Every stored row queued for indexing: how the index is (re)built, by :func:`sync_search`
 #: in transactions of :data:`SYNC_BATCH` rows, never one long ``rebuild`` (at a million
 #: rows that was one 45-minute transaction with 11 GB of WAL). A search meanwhile sees
@@ -323,6 +329,8 @@ def _setup_sqlite(engine: Engine) -> SearchBackend:
             created = [name for name in SQLITE_TABLES if name not in present]
             for name in created:
                 conn.exec_driver_sql(SQLITE_TABLES[name])
+            if FTS_TABLE in created:
+                conn.exec_driver_sql(SET_AUTOMERGE)
             # Without its triggers (a corpus from before search, or ``articles`` dropped
             # and made again by hand) the rows may differ from the index: refill it all.
             # The older, index-on-write triggers kept it complete: they are only replaced.
