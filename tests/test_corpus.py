@@ -144,11 +144,14 @@ TAIL_ROWS = [
 ]  # fmt: skip
 
 
-SHORT_QUERIES = ["增长", "央行", "进\n", "长", "it", "IT", "iT", "Éc", "éc", "经济", "长期", "税费"]
+SHORT_QUERIES = [
+    "增长", "央行", "进\n", "长", "it", "IT", "iT", "Éc", "éc", "经济", "长期", "税费",
+    "行", "T", "s", "谈", "饕",  # one character: a column's last, next to last, inside, absent
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("row_cost", [0, 10**9], ids=["like-walk", "indexed"])
-def test_two_character_queries_take_either_path_with_the_same_answers(
+def test_short_queries_take_either_path_with_the_same_answers(
     corpus, monkeypatch, row_cost
 ):
     """Occurrences followed by a character are found through the trigram list, those
@@ -170,7 +173,8 @@ def test_two_character_queries_take_either_path_with_the_same_answers(
             for query in ("增长", "it", "央行"):
                 assert (fts.short_match(conn, query) is not None) == bool(row_cost), query
             assert fts.short_match(conn, "Éc") is None  # non-ASCII case: the walk
-            assert fts.short_match(conn, "长") is None  # one character: the walk
+            for query in ("长", "T", "饕"):  # one character: either path too
+                assert (fts.short_match(conn, query) is not None) == bool(row_cost), query
 
 
 def test_search_uses_the_index_for_three_or_more_characters(corpus):

@@ -330,7 +330,9 @@ def test_downgrade_to_the_baseline_and_back(legacy):
     assert published and not any(p.endswith("+00:00") for p in published)
     assert read_times(engine) == LEGACY_TIMES  # naive values read as UTC
     create_schema(engine)
-    assert dump(legacy) == migrated
+    # the same objects and rows; indexes a revision drops and makes again come back after
+    # search indexes that a first upgrade made after them (SQLite lists by creation)
+    assert sorted(dump(legacy)) == sorted(migrated)
 
 
 def test_a_database_from_a_newer_version_is_refused(tmp_path):

@@ -62,6 +62,7 @@ from sqlalchemy import (
     column,
     event,
     func,
+    literal_column,
     or_,
     select,
     table,
@@ -143,6 +144,11 @@ SQLITE_TABLES = {
     f"ON {TAIL_TABLE} (title_tail)",
     "ix_search_tail_content": f"CREATE INDEX IF NOT EXISTS ix_search_tail_content "
     f"ON {TAIL_TABLE} (content_tail)",
+    # the last character alone, for one-character queries (short_match)
+    "ix_search_tail_title_last": f"CREATE INDEX IF NOT EXISTS ix_search_tail_title_last "
+    f"ON {TAIL_TABLE} (substr(title_tail, 2, 1))",
+    "ix_search_tail_content_last": f"CREATE INDEX IF NOT EXISTS ix_search_tail_content_last "
+    f"ON {TAIL_TABLE} (substr(content_tail, 2, 1))",
 }
 #: Statements that (re)fill the search structures from ``articles``.
 BACKFILL = {
@@ -598,21 +604,24 @@ def fts_match_expr(expression: str, name: str = "fts_query") -> TextClause:
 
 
 def short_match(conn: Connection, query: str, limit: int = 20) -> ColumnElement[bool] | None:
-    """Indexed condition for a two-character ``query`` on SQLite FTS5, or ``None``.
+    """Indexed condition for a one- or two-character ``query`` on SQLite FTS5, or ``None``.
 
     Exact, not a candidate filter: a row contains ``ab`` iff its index holds a trigram
     starting with ``ab`` (the occurrence is followed by a character) or a column ends with
-    ``ab``. ``None`` sends the query to the ``LIKE`` walk instead: for common words, which
+    ``ab``; it contains ``a`` iff it holds a trigram starting with ``a`` or one of a
+    column's last two characters is ``a`` (a rare character is then found through the
+    index instead of a walk of every body: on 200,000 articles an absent one took 10.5 s).
+    ``None`` sends the query to the ``LIKE`` walk instead: for common words, which
     the walk finds within a few hundred rows (a row holding the most frequent trigram
     ``ab?`` proves at least that many matches), and for queries with non-ASCII cased
     letters, which the trigram tokenizer folds but ``LIKE`` does not.
     """
-    if len(query) != 2 or not all(c.isascii() or c.lower() == c.upper() for c in query):
+    if len(query) not in (1, 2) or not all(c.isascii() or c.lower() == c.upper() for c in query):
         return None
     folded = query.lower()
     terms = conn.execute(
-        text(f"SELECT term, doc FROM {FTS_VOCAB} WHERE term >= :lo AND term <= :hi"),
-        {"lo": folded, "hi": folded + "\U0010ffff"},
+        text(f"SELECT term, doc FROM {FTS_VOCAB} WHERE term >= :lo AND term <= :hi LIMIT :n"),
+        {"lo": folded, "hi": folded + "\U0010ffff", "n": SHORT_MAX_TERMS + 1},
     ).all()
     if len(terms) > SHORT_MAX_TERMS:
         return None
@@ -628,9 +637,22 @@ def short_match(conn: Connection, query: str, limit: int = 20) -> ColumnElement[
     variants = sorted(
         {"".join(p) for p in itertools.product(*({c.lower(), c.upper()} for c in query))}
     )
-    tails = select(TAIL.c.id).where(
-        TAIL.c.title_tail.in_(variants) | TAIL.c.content_tail.in_(variants)
-    )
+    if len(query) == 2:
+        tails = select(TAIL.c.id).where(
+            TAIL.c.title_tail.in_(variants) | TAIL.c.content_tail.in_(variants)
+        )
+    else:  # the character starts a column's last two, or ends the column
+        first = [
+            (col >= v) & (col < v + "\U0010ffff")
+            for col in (TAIL.c.title_tail, TAIL.c.content_tail)
+            for v in variants
+        ]
+        # spelled as the expression indexes are, literals and all, for SQLite to use them
+        last = [
+            literal_column(f"substr({name}, 2, 1)").in_(variants)
+            for name in ("title_tail", "content_tail")
+        ]
+        tails = select(TAIL.c.id).where(or_(*first, *last))
     clauses: list[ColumnElement[bool]] = [Article.__table__.c.id.in_(tails), queued_like(query)]
     if terms:
         expr = " OR ".join(fts_phrase(t.term) for t in terms)
