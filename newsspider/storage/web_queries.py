@@ -17,18 +17,15 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import (
-    Connection,
-    DateTime,
     Engine,
     Integer,
     String,
-    cast,
     column,
     create_engine,
     event,
@@ -42,7 +39,7 @@ from sqlalchemy.engine import make_url
 from newsspider.errors import UserError
 from newsspider.sites import SITES
 
-from .corpus import LIVE, utc_month
+from .corpus import LIVE, days_from_counts, fixed_offset, utc_month
 from .counts import COUNTS, NO_HOUR, has_counts, hour_key, month_counts, parse_hour
 from .engine import CONNECT_TIMEOUT
 from .models import Article, CrawlRun, NightlyRun
@@ -172,18 +169,6 @@ def relevance(engine: Engine, ids: list[int], query: str) -> dict[int, tuple[int
         return {r[0]: (int(r[1] > 0), int(r[2] or 0)) for r in conn.execute(stmt)}
 
 
-def _fixed_offset(zone: ZoneInfo, since: datetime, until: datetime) -> timedelta | None:
-    """The zone's one UTC offset over ``[since, until)``, None when it changes (DST)."""
-    step = max((until - since) / 48, timedelta(hours=1))
-    offsets = set()
-    t = since
-    while t <= until:
-        offsets.add(t.astimezone(zone).utcoffset())
-        t += step
-    offsets.add(until.astimezone(zone).utcoffset())
-    return offsets.pop() if len(offsets) == 1 else None
-
-
 def article_days(engine: Engine, since: datetime, until: datetime) -> dict[str, dict[date, int]]:
     """Articles per site and site-local publication day, published in ``[since, until)``.
 
@@ -199,11 +184,11 @@ def article_days(engine: Engine, since: datetime, until: datetime) -> dict[str, 
     to the hour, which day bounds in whole-hour zones are.
     """
     zones = {s.zone for s in SITES.values()} | {ZoneInfo(DEFAULT_TZ)}
-    offsets = {_fixed_offset(z, since, until) for z in zones}
+    offsets = {fixed_offset(z, since, until) for z in zones}
     offset = offsets.pop() if len(offsets) == 1 else None
     with engine.connect() as conn:
         if has_counts(conn):
-            return _days_from_counts(conn, since, until)
+            return days_from_counts(conn, since, until)
     col = ARTICLES.c.published
     if offset is not None:
         minutes = int(offset.total_seconds() // 60)
@@ -230,46 +215,6 @@ def article_days(engine: Engine, since: datetime, until: datetime) -> dict[str, 
                 day = value.replace(tzinfo=UTC).astimezone(_zone(site)).date()
             days = out.setdefault(site, {})
             days[day] = days.get(day, 0) + n
-    return {site: dict(sorted(days.items())) for site, days in sorted(out.items())}
-
-
-def _days_from_counts(conn: Connection, since: datetime, until: datetime) -> dict[str, dict[date, int]]:
-    """:func:`article_days` from ``article_counts``, grouped by site and local day in the
-    database: one query per UTC offset the site table's zones hold over the window (sites
-    outside the table go with the default zone's), and by UTC hour, moved to the site's
-    zone in Python, for the sites whose offset changes in the window (DST)."""
-    groups: dict[timedelta | None, list[str]] = {}
-    for key, site in SITES.items():
-        groups.setdefault(_fixed_offset(site.zone, since, until), []).append(key)
-    default = _fixed_offset(ZoneInfo(DEFAULT_TZ), since, until)
-    groups.setdefault(default, [])
-    hour = COUNTS.c.hour
-    out: dict[str, dict[date, int]] = {}
-    for offset, keys in groups.items():
-        sites = COUNTS.c.site.in_(keys)
-        if offset == default:
-            sites = sites | COUNTS.c.site.not_in(list(SITES))
-        if offset is None:
-            bucket: Any = hour
-        elif conn.dialect.name == "postgresql":
-            stamp = cast(hour.concat(":00:00"), DateTime())  # a UTC wall time, no zone
-            bucket = func.to_char(stamp + offset, "YYYY-MM-DD")
-        else:
-            minutes = int(offset.total_seconds() // 60)
-            bucket = func.substr(func.datetime(hour.concat(":00"), f"{minutes:+d} minutes"), 1, 10)
-        stmt = (
-            select(COUNTS.c.site, bucket, func.sum(COUNTS.c.n))
-            .where(hour >= hour_key(since), hour < hour_key(until), hour != NO_HOUR, sites)
-            .group_by(COUNTS.c.site, bucket)
-        )
-        for site, value, n in conn.execute(stmt):
-            if offset is not None:
-                day = date.fromisoformat(value)
-            else:  # 'YYYY-MM-DD HH', parsed by hand: strptime costs 30 us a row
-                y, m, d, h = int(value[:4]), int(value[5:7]), int(value[8:10]), int(value[11:13])
-                day = datetime(y, m, d, h, tzinfo=UTC).astimezone(_zone(site)).date()
-            days = out.setdefault(site, {})
-            days[day] = days.get(day, 0) + int(n)
     return {site: dict(sorted(days.items())) for site, days in sorted(out.items())}
 
 
