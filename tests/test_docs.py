@@ -167,6 +167,8 @@ def skip_reason(command: str) -> str | None:
         return "discovers a live site"
     if argv[:2] == ["scrapy", "backfill"]:
         return "reads a web archive"
+    if argv[:3] == ["scrapy", "corpus", "migrate"]:
+        return "needs a PostgreSQL server"
     if argv[:3] == ["scrapy", "sites", "check"] and not any("REPLAY_ARCHIVE=" in a for a in argv):
         return "checks live sites"
     # scrapy extract FILE_OR_URL [options]: the page comes first (--url only names a file's URL)
