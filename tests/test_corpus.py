@@ -670,3 +670,26 @@ def test_cli_show_export_stats(monkeypatch, capsys, db_url, tmp_path):
     assert json.loads(out)["total"] == len(ROWS)
     code, out, _ = scrapy(monkeypatch, capsys, db_url, "corpus", "stats")
     assert code == 0 and "netease" in out and "2024-05-01" in out and "total" in out
+
+
+@pytest.mark.parametrize("window", [1, 2, 3, 2000])
+def test_postgresql_reads_the_newest_rows_first_with_the_same_answers(corpus, monkeypatch, window):
+    """The newest rows first (PostgreSQL, Corpus._recent_first), the whole statement when
+    they hold too few hits: the same hits in the same order whatever the window."""
+    from newsspider.storage import corpus as corpus_module
+
+    queries = ["经济", "政策", "新能源", "人工智能", "税", "a", "Xx", "不存在"]
+    since = datetime(2024, 5, 2, tzinfo=SH)
+
+    def answers() -> list[list[str]]:
+        return [
+            urls(corpus.search(q, limit=limit, **kw))
+            for q in queries
+            for limit in (1, 2, 20)
+            for kw in ({}, {"site": "netease"}, {"since": since})
+        ]
+
+    reference = answers()
+    monkeypatch.setattr(corpus_module, "PG_RECENT_WINDOW", window)
+    assert answers() == reference
+    assert any(reference)

@@ -79,6 +79,10 @@ PARQUET_DICTIONARY = (
 )
 #: Origins and sections listed per site by :meth:`Corpus.stats` (most articles first).
 TOP_RECORD = 5
+#: PostgreSQL search reads the newest this many rows of the filters first
+#: (:meth:`Corpus._recent_first`); it took 转载请注明出处 from 1,511 to 32 ms on 410,000
+#: articles and costs a rare word 120-180 ms more (benchmarks/scale_plans.py).
+PG_RECENT_WINDOW = 2000
 ARTICLES = Article.__table__
 #: Every stored column, in table order: what ``export`` writes and ``read_export`` reads.
 EXPORT_COLUMNS: tuple[str, ...] = tuple(ARTICLES.c.keys())
@@ -291,7 +295,11 @@ class Corpus:
                 until,
             )
             stmt = stmt.order_by(ARTICLES.c.published.desc().nulls_last(), ARTICLES.c.id.desc())
-            rows = conn.execute(stmt.limit(limit)).all()
+            rows = None
+            if self.dialect == "postgresql" and q:
+                rows = self._recent_first(conn, q, filters, site, since, until, limit)
+            if rows is None:
+                rows = conn.execute(stmt.limit(limit)).all()
             if not rows:
                 return []
             ids_found = [r.id for r in rows]
@@ -307,6 +315,41 @@ class Corpus:
             SearchHit(r.id, r.url, r.site, r.published, r.title, snippets.get(r.id, ""))
             for r in rows
         ]
+
+    @staticmethod
+    def _recent_first(
+        conn: Connection,
+        q: str,
+        filters: list[Any],
+        site: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+    ) -> list[Any] | None:
+        """PostgreSQL: the hits among the newest :data:`PG_RECENT_WINDOW` rows of the
+        filters, or None when they hold fewer than ``limit`` (then the whole statement runs).
+
+        PostgreSQL cannot estimate how many rows hold a common phrase (ANALYZE skips values
+        over 1 KB: every body), so it read 10,526 rows of 转载请注明出处 through the trigram
+        index, checked and sorted them: 1,511 ms on 410,000 articles, where this walk of
+        the time index took 32 ms (benchmarks/scale_plans.py). The newest rows already in
+        order, the hits are exact whenever ``limit`` of them are among them.
+        """
+        order = (ARTICLES.c.published.desc().nulls_last(), ARTICLES.c.id.desc())
+        recent = (
+            _filtered(select(ARTICLES).where(*filters), site, since, until)
+            .order_by(*order)
+            .limit(PG_RECENT_WINDOW)
+            .subquery()
+        )
+        hits = (
+            select(recent.c.id, recent.c.url, recent.c.site, recent.c.published, recent.c.title)
+            .where(fts.like_clause(q, "postgresql", columns=(recent.c.title, recent.c.content)))
+            .order_by(recent.c.published.desc().nulls_last(), recent.c.id.desc())
+            .limit(limit)
+        )
+        rows = conn.execute(hits).all()
+        return rows if len(rows) == limit else None
 
     # -- one article ------------------------------------------------------------------
 

@@ -661,13 +661,17 @@ def short_match(conn: Connection, query: str, limit: int = 20) -> ColumnElement[
     return or_(*clauses)
 
 
-def like_clause(query: str, dialect: str) -> ColumnElement[bool]:
-    """Title or content contains ``query``: ``LIKE`` on SQLite (ASCII case-insensitive
-    already, and ``lower()`` would copy every row), ``ILIKE`` on PostgreSQL (what the
-    trigram GIN indexes serve)."""
+def like_clause(
+    query: str, dialect: str, *, columns: tuple[ColumnElement[str], ...] | None = None
+) -> ColumnElement[bool]:
+    """Title or content (or ``columns``) contains ``query``: ``LIKE`` on SQLite (ASCII
+    case-insensitive already, and ``lower()`` would copy every row); on PostgreSQL
+    ``ILIKE`` (what the trigram GIN indexes serve, as they serve ``LIKE``) for a query with
+    cased letters, else ``LIKE``, the same answer at a third to half the cost a row tested
+    (60 against 140 us, benchmarks/scale_plans.py)."""
     pattern = like_pattern(query)
-    title, content = Article.__table__.c.title, Article.__table__.c.content
-    if dialect == "postgresql":
+    title, content = columns or (Article.__table__.c.title, Article.__table__.c.content)
+    if dialect == "postgresql" and query.lower() != query.upper():
         return title.ilike(pattern, escape=LIKE_ESCAPE) | content.ilike(pattern, escape=LIKE_ESCAPE)
     return title.like(pattern, escape=LIKE_ESCAPE) | content.like(pattern, escape=LIKE_ESCAPE)
 
