@@ -333,7 +333,8 @@ class SlowArticleCommits:
         return cls(crawler)
 
     def before_cursor_execute(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.lstrip().upper().startswith("INSERT INTO ARTICLES"):
+        # the articles table itself, not articles_fts (setup_search writes its settings)
+        if statement.lstrip().upper().startswith("INSERT INTO ARTICLES ("):
             conn.info["writes_articles"] = True
 
     def commit(self, conn: Any) -> None:

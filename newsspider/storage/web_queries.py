@@ -242,7 +242,7 @@ def article_months(engine: Engine, *, origins: bool = True) -> dict[str, dict[st
     with engine.connect() as conn:
         if has_counts(conn):
             for month_name, archive_name, n in conn.execute(month_counts()):
-                months = out.setdefault(archive_name or LIVE, {})
+                months = out.setdefault((archive_name if origins else None) or LIVE, {})
                 months[month_name] = months.get(month_name, 0) + n
             return _by_origin(out)
     month = utc_month(engine.dialect.name, ORIGIN.c.published)
