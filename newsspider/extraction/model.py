@@ -54,3 +54,21 @@ class ExtractedArticle:
     def __post_init__(self) -> None:
         if self.published_precision is None:
             self.published_precision = time_precision(self.published, self.published_source)
+
+
+#: What a page states about itself, beside title, time and body: the record fields of
+#: :class:`ExtractedArticle`, named alike on the crawl's item (``pipelines/extract.py``)
+#: and as ``articles`` columns (``storage/db.py``), docs/fields.md.
+RECORD_FIELDS = (
+    "authors",
+    "authors_source",
+    "origin",
+    "origin_source",
+    "editor",
+    "section",
+    "section_source",
+    "language",
+    "script",
+    "image",
+    "image_caption",
+)

@@ -50,7 +50,7 @@ from scrapy.exceptions import DropItem
 
 from newsspider.extraction import ExtractionError
 from newsspider.extraction.encoding import overruled_declaration
-from newsspider.extraction.model import ExtractedArticle
+from newsspider.extraction.model import RECORD_FIELDS, ExtractedArticle
 from newsspider.extraction.page import content_type_of
 from newsspider.extraction.registry import get_extractor, registered
 from newsspider.extraction.render import BrowserUnavailable, VisualError, unavailable_reason
@@ -68,23 +68,6 @@ from newsspider.workers import (
 )
 
 logger = logging.getLogger(__name__)
-
-
-#: What a page states about itself: ``ExtractedArticle`` fields copied to the item under
-#: the same names (docs/fields.md).
-RECORD_FIELDS = (
-    "authors",
-    "authors_source",
-    "origin",
-    "origin_source",
-    "editor",
-    "section",
-    "section_source",
-    "language",
-    "script",
-    "image",
-    "image_caption",
-)
 
 
 class NotHtml(DropItem):

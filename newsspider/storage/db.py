@@ -21,6 +21,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session
 
 from newsspider.extraction.linehash import page_md5
+from newsspider.extraction.model import RECORD_FIELDS
 
 from .models import AUTHOR_SEPARATOR, Article, utcnow
 
@@ -28,21 +29,10 @@ logger = logging.getLogger(__name__)
 
 #: Rows per ``IN (...)`` lookup; far below SQLite's 32766 and PostgreSQL's 65535 parameters.
 CHUNK = 500
-#: What a page states about itself (revision 0008; ``ExtractedArticle``'s record fields
-#: under the same names, docs/fields.md). Every upsert writes them, NULL when not given.
-RECORD_COLUMNS = (
-    "authors",
-    "authors_source",
-    "origin",
-    "origin_source",
-    "editor",
-    "section",
-    "section_source",
-    "language",
-    "script",
-    "image",
-    "image_caption",
-)
+#: What a page states about itself (revision 0008): ``ExtractedArticle``'s record fields,
+#: stored as columns of the same names (docs/fields.md). Every upsert writes them, NULL
+#: when not given.
+RECORD_COLUMNS = RECORD_FIELDS
 #: The longest value of each record column with a declared length, in characters: a longer
 #: one is cut on both backends alike (PostgreSQL would refuse it, failing the batch, and
 #: SQLite would keep it), except ``image``, a URL that cut would be wrong: it is dropped.
