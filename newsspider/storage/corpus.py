@@ -757,21 +757,21 @@ def days_from_counts(
                 day = date.fromisoformat(value)
             else:  # 'YYYY-MM-DD HH', parsed by hand: strptime costs 30 us a row
                 y, m, d, h = int(value[:4]), int(value[5:7]), int(value[8:10]), int(value[11:13])
-                day = datetime(y, m, d, h, tzinfo=UTC).astimezone(_site_zone(site)).date()
+                day = datetime(y, m, d, h, tzinfo=UTC).astimezone(site_zone(site)).date()
             days = out.setdefault(site, {})
             days[day] = days.get(day, 0) + int(n)
     return {site: dict(sorted(days.items())) for site, days in sorted(out.items())}
 
 
-def _site_zone(site: str) -> ZoneInfo:
+def site_zone(site: str) -> ZoneInfo:
+    """The zone of a site's local days: its row's, else the default zone."""
     return SITES[site].zone if site in SITES else ZoneInfo(DEFAULT_TZ)
 
 
 def _local_day(bucket: Any, site: str) -> date:
     if isinstance(bucket, str):  # SQLite: 'YYYY-MM-DD HH'
         bucket = datetime.strptime(bucket, "%Y-%m-%d %H")
-    zone = SITES[site].zone if site in SITES else ZoneInfo(DEFAULT_TZ)
-    return bucket.replace(tzinfo=UTC).astimezone(zone).date()
+    return bucket.replace(tzinfo=UTC).astimezone(site_zone(site)).date()
 
 
 def _iso(value: datetime | None) -> str | None:

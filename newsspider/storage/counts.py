@@ -21,7 +21,6 @@ offset (``models.SQLITE_STORAGE_FORMAT``). PostgreSQL by ``to_char(published AT 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, Engine, Select, bindparam, func, select, text
@@ -184,20 +183,6 @@ def hour_key(t: datetime) -> str:
 def parse_hour(hour: str) -> datetime | None:
     """An ``hour`` back as an aware UTC time; None for :data:`NO_HOUR`."""
     return datetime.strptime(hour, HOUR_FORMAT).replace(tzinfo=UTC) if hour else None
-
-
-def hour_rows(
-    conn: Connection, since: datetime | None = None, until: datetime | None = None
-) -> Iterator[tuple[str, str, str, int]]:
-    """``(hour, site, archive, n)`` for the UTC hours in ``[since, until)`` (every row,
-    untimed ones included, without bounds)."""
-    stmt = select(COUNTS.c.hour, COUNTS.c.site, COUNTS.c.archive, COUNTS.c.n)
-    if since is not None:
-        stmt = stmt.where(COUNTS.c.hour >= hour_key(since))
-    if until is not None:
-        stmt = stmt.where(COUNTS.c.hour < hour_key(until)).where(COUNTS.c.hour != NO_HOUR)
-    for row in conn.execute(stmt):
-        yield row[0], row[1], row[2], row[3]
 
 
 def month_counts(*, by_site: bool = False) -> Select[tuple[str, str, int]]:

@@ -35,8 +35,8 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 
 import newsspider.storage.fts as fts
 
-from .engine import display_url
 from .counts import setup_counts
+from .engine import display_url
 from .fts import setup_search, upgrade_triggers
 from .models import Base
 

@@ -39,7 +39,7 @@ from sqlalchemy.engine import make_url
 from newsspider.errors import UserError
 from newsspider.sites import SITES
 
-from .corpus import LIVE, days_from_counts, fixed_offset, utc_month
+from .corpus import LIVE, days_from_counts, fixed_offset, site_zone, utc_month
 from .counts import COUNTS, NO_HOUR, has_counts, hour_key, month_counts, parse_hour
 from .engine import CONNECT_TIMEOUT
 from .models import Article, CrawlRun, NightlyRun
@@ -142,10 +142,6 @@ def texts(engine: Engine, ids: list[int]) -> dict[int, tuple[str | None, str]]:
         return {r.id: (r.title, r.content or "") for r in conn.execute(stmt)}
 
 
-def _zone(site: str) -> ZoneInfo:
-    return SITES[site].zone if site in SITES else ZoneInfo(DEFAULT_TZ)
-
-
 def _utc_hour(engine: Engine, col: Any) -> Any:
     if engine.dialect.name == "postgresql":
         return func.date_trunc("hour", func.timezone("UTC", col))
@@ -183,12 +179,12 @@ def article_days(engine: Engine, since: datetime, until: datetime) -> dict[str, 
     that grows with the window, not with the corpus. ``since`` and ``until`` are then taken
     to the hour, which day bounds in whole-hour zones are.
     """
-    zones = {s.zone for s in SITES.values()} | {ZoneInfo(DEFAULT_TZ)}
-    offsets = {fixed_offset(z, since, until) for z in zones}
-    offset = offsets.pop() if len(offsets) == 1 else None
     with engine.connect() as conn:
         if has_counts(conn):
             return days_from_counts(conn, since, until)
+    zones = {s.zone for s in SITES.values()} | {ZoneInfo(DEFAULT_TZ)}
+    offsets = {fixed_offset(z, since, until) for z in zones}
+    offset = offsets.pop() if len(offsets) == 1 else None
     col = ARTICLES.c.published
     if offset is not None:
         minutes = int(offset.total_seconds() // 60)
@@ -212,7 +208,7 @@ def article_days(engine: Engine, since: datetime, until: datetime) -> dict[str, 
             else:
                 if isinstance(value, str):
                     value = datetime.strptime(value, "%Y-%m-%d %H")
-                day = value.replace(tzinfo=UTC).astimezone(_zone(site)).date()
+                day = value.replace(tzinfo=UTC).astimezone(site_zone(site)).date()
             days = out.setdefault(site, {})
             days[day] = days.get(day, 0) + n
     return {site: dict(sorted(days.items())) for site, days in sorted(out.items())}
