@@ -21,6 +21,12 @@ FLOORS = {
     ("scrapinghub-en", "best"): (0.96, 0.60, None, None),
     ("readability-all", "best"): (0.945, 0.65, None, None),
     ("readability-fixtures-zh", "best"): (0.98, 0.70, None, None),
+    # measured 0.942 / 33.1 % / 115 of 139 titles / 134 of 139 dates (python -m pytest
+    # tests/test_dataset_quality.py; README's evaluation table): titles of ~100 publishers
+    # in 20+ languages, a set the title rules were never tuned on
+    ("fundus-multi", "best"): (0.93, 0.30, 0.80, 0.95),
+    # measured 0.896 / 69.0 %: Chinese portal pages of opendatalab's magic-html benchmark
+    ("magic-zh", "best"): (0.88, 0.65, None, None),
 }
 
 
@@ -56,11 +62,16 @@ def test_no_real_page_of_readability_all_is_missed(datasets):
 
 
 def test_date_accuracy_pooled_over_every_page_with_date_gold(datasets):
-    """A date right on 96% of the pages whose gold has one, all labelled datasets together."""
+    """A date right on 96% of the pages whose gold has one, all labelled datasets together
+    (224 of 232 measured with fundus-multi in the pool). Titles are pooled over the Chinese
+    sets only (56 of 56): fundus-multi's 139 titles in 20+ languages (115 right) have
+    their own floor in FLOORS, where a drop on either side shows instead of averaging away."""
     names = [p.parent.name for p in sorted(datasets.glob("*/cases.jsonl"))]
     reports = [evaluate(datasets / n, extract_article, name="best") for n in names]
-    titles_ok, titles, dates_ok, dates = pooled_accuracy(reports)["best"]
+    _, _, dates_ok, dates = pooled_accuracy(reports)["best"]
     assert dates >= 90 and dates_ok / dates >= 0.96
+    zh = [r for r, n in zip(reports, names, strict=True) if n.endswith("-zh")]
+    titles_ok, titles, _, _ = pooled_accuracy(zh)["best"]
     assert titles >= 50 and titles_ok / titles >= 0.95
 
 
