@@ -199,6 +199,8 @@ class Article(Base):
         Index("ix_articles_site_origin", "site", "origin"),
         Index("ix_articles_site_section", "site", "section"),
         Index("ix_articles_language", "language"),
+        # Revision 0010: articles per kind and site (``Corpus.stats``), the index alone.
+        Index("ix_articles_site_kind", "site", "kind"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -246,6 +248,11 @@ class Article(Base):
     script: Mapped[str | None] = mapped_column(String(16))
     image: Mapped[str | None] = mapped_column(String(2048))
     image_caption: Mapped[str | None] = mapped_column(Text)
+    # Revision 0010: the page's kind (``article``, ``gallery``, ``video``, ``live``; NULL
+    # for rows stored before, read as ``article``) and, for an article joined from several
+    # pages, their URLs in order as a JSON list, the first being ``url`` (NULL: one page).
+    kind: Mapped[str | None] = mapped_column(String(16))
+    page_urls: Mapped[str | None] = mapped_column(Text)
 
     def __repr__(self) -> str:
         return f"Article(id={self.id!r}, url={self.url!r})"
@@ -500,3 +507,22 @@ class BackfillCapture(Base):
     timestamp: Mapped[str] = mapped_column(String(14), primary_key=True)
     outcome: Mapped[str] = mapped_column(String(32))
     fetched_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class CoverageDay(Base):
+    """What share of a site's own published list the corpus holds, per site and local day
+    (revision 0010; ``newsspider/coverage``): ``listed`` article URLs in the site's news
+    sitemaps and feeds for that day, ``stored`` of them in the corpus when compared,
+    ``missing`` the rest, ``filled`` how many of the missing the gap fill then stored, and
+    ``checked_at`` the comparison's time. One row per (site, day), replaced by each
+    comparison. A site that lists nothing has no row: its coverage is unknown, not 100 %."""
+
+    __tablename__ = "coverage_days"
+
+    site: Mapped[str] = mapped_column(String(64), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    listed: Mapped[int] = mapped_column(Integer)
+    stored: Mapped[int] = mapped_column(Integer)
+    missing: Mapped[int] = mapped_column(Integer)
+    filled: Mapped[int] = mapped_column(Integer)
+    checked_at: Mapped[datetime]
