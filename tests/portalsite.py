@@ -745,10 +745,10 @@ def build_portal(datasets: Path, *, now: datetime | None = None) -> Portal:
             ages[i] = timedelta(hours=1) + j * (timedelta(hours=39) / max(1, n_window - 1))
         else:
             ages[i] = timedelta(hours=56 + 5 * (j - n_window))
-    # one story in five of the window is in the news sitemap only (not the late multi-pages)
+    # a fifth of the window is in the news sitemap only (articles: pages of one kind)
     window_idx = [i for i in rest[:n_window] if specs[i][0] == "article"]
     window_idx.sort(key=lambda i: _hash(f"sitemap-only:{i}"))
-    hidden = set(window_idx[::5])
+    hidden = set(window_idx[: round(0.2 * n_window)])
     hidden |= set(late[:2])
     hidden_share = len([i for i in hidden if i not in late]) / max(1, n_window)
 
