@@ -111,6 +111,7 @@ from tests.sitegen import (
 )
 
 __all__ = [
+    "BLOCK_WORDS",
     "HOME",
     "HOST",
     "Hit",
@@ -131,6 +132,9 @@ PER_PAGE = 8
 KINDS_STORED = ("article", "gallery", "video", "live")
 #: the clearance cookie's name; its value is :attr:`Portal.token`
 COOKIE = "__jsl_clearance"
+#: words of the challenge and verification pages that no story's text or title holds: a
+#: row with one of them stored an anti-bot answer
+BLOCK_WORDS = ("访问过于频繁", "安全验证", "请按住滑块", COOKIE, "document.cookie")
 
 # The datasets whose Chinese pages have a gold body, in this order.
 _DATASETS = (

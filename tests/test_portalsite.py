@@ -5,6 +5,7 @@ through ``http_proxy`` alone."""
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import subprocess
@@ -13,6 +14,7 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -21,6 +23,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from tests.portalsite import (
+    BLOCK_WORDS,
     CHANNELS,
     COOKIE,
     HOME,
@@ -29,9 +32,11 @@ from tests.portalsite import (
     PortalServer,
     _gold_paragraphs,
     _norm,
+    _shift_dates,
     build_portal,
+    main,
 )
-from tests.sitegen import _load
+from tests.sitegen import CST, _load
 
 REPO = Path(__file__).resolve().parents[1]
 SITEMAP_NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -107,6 +112,38 @@ def test_shape(portal: Portal) -> None:
     for url, s in portal.stories.items():
         age = portal.now - s.published
         assert (url in window) == (age.total_seconds() < 48 * 3600), url
+
+
+def test_no_story_holds_a_challenge_word(portal: Portal) -> None:
+    """So a stored row with one of them can only be an anti-bot answer stored."""
+    for story in portal.stories.values():
+        for word in BLOCK_WORDS:
+            assert word not in (story.text or "") and word not in (story.title or "")
+            assert word not in story.headline
+
+
+def test_shift_dates_moves_the_pages_own_dates_only() -> None:
+    t0 = datetime(2015, 7, 2, 5, 18, 9, tzinfo=CST)
+    delta = datetime(2026, 12, 1, 20, 0, 0, tzinfo=CST) - t0
+    text = (
+        "2015-07-02 05:18:09 来源 | 2015年7月3日 | 2015/07/01 | 2015-07-02T05:18:09+08:00 | "
+        "1998年7月2日 | 2015-06-20"
+    )
+    assert _shift_dates(text, t0, delta) == (
+        "2026-12-01 20:00:00 来源 | 2026年12月2日 | 2026/11/30 | 2026-12-01T20:00:00+08:00 | "
+        "1998年7月2日 | 2015-06-20"
+    )
+
+
+def test_cli_writes_the_truth(
+    tmp_path: Path, datasets: Path, capsys: pytest.CaptureFixture
+) -> None:
+    out = tmp_path / "truth.json"
+    assert main(["--datasets", str(datasets), "--truth", str(out)]) == 0
+    truth = json.loads(out.read_text("utf-8"))
+    assert set(truth) >= {"stories", "topics", "lists", "sitemap_only", "challenged", "verified"}
+    assert len(truth["stories"]) >= 100
+    assert "stories=" in capsys.readouterr().out
 
 
 def test_home_channels_and_pagination(server: PortalServer) -> None:
