@@ -1,4 +1,4 @@
-"""Anti-bot challenge pages (issue 33, item 5): told from articles, retried, never stored.
+"""Anti-bot challenge pages: told from articles, retried, never stored.
 
 1. The pure detector (:func:`newsspider.extraction.challenge.challenge_reason`): no real
    page of ``../shared/datasets`` is taken for a challenge, at any of the statuses

@@ -29,7 +29,8 @@ one side and Scrapy's ``RetryMiddleware`` (550) on the other, so a 503 or 429 ch
 is answered with a wait here instead of an immediate retry there; the backfill's
 ``RetryAfterMiddleware`` (560) still sees 429 and 503 first. robots.txt is left alone.
 A site row with ``render`` or ``json_path`` (its articles are script shells by design)
-has no ``script_shell`` verdicts.
+has no ``script_shell`` verdicts. A replayed crawl (``REPLAY_ARCHIVE``) retries without
+waiting: there is no site to be gentle with.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class ChallengeMiddleware:
         s = crawler.settings
         self.crawler = crawler
         self.retries = s.getint("CHALLENGE_RETRIES")
-        self.backoff = s.getfloat("CHALLENGE_BACKOFF")
+        # a replayed crawl (REPLAY_ARCHIVE) has no site to be gentle with: no wait
+        self.backoff = 0.0 if s.get("REPLAY_ARCHIVE") else s.getfloat("CHALLENGE_BACKOFF")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
