@@ -14,6 +14,8 @@ Exit statuses (the README's failure table is :data:`EXIT_STATUSES`):
 3     nothing could be fetched: no page came back 2xx (network down, DNS, site blocked)
 4     the database failed during the crawl (unavailable for ``NEWS_DB_RETRY_SECONDS``)
 5     every article was dropped (pages came back, none was stored: see the drop reasons)
+6     blocked: the site's article fetches were mostly answered with anti-bot challenges
+      (:mod:`newsspider.challenges`), and fewer articles were stored than lost to them
 75    ``scrapy nightly`` only: another nightly run holds the lock (EX_TEMPFAIL)
 ====  =====================================================================================
 """
@@ -25,9 +27,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 __all__ = [
+    "CHALLENGED_STAT",
+    "CHALLENGE_GAVE_UP_ARTICLES_STAT",
+    "CHALLENGE_GAVE_UP_REASON_STAT",
+    "CHALLENGE_GAVE_UP_STAT",
+    "CHALLENGE_REASON_STAT",
     "DATABASE_UNAVAILABLE",
     "DISCOVERY_FAILED_STAT",
     "EXIT_ALL_DROPPED",
+    "EXIT_BLOCKED",
     "EXIT_BUG",
     "EXIT_DATABASE",
     "EXIT_LOCKED",
@@ -35,7 +43,9 @@ __all__ = [
     "EXIT_OK",
     "EXIT_STATUSES",
     "EXIT_USAGE",
+    "PAGES_READ_STAT",
     "CrawlOutcome",
+    "blocked",
     "crawl_outcome",
     "format_duration",
     "pages_ok_from_stats",
@@ -45,6 +55,18 @@ __all__ = [
 #: Stats key set by ``scrapy crawl news -a url=URL`` when discovery found nothing to crawl:
 #: the crawl is judged as one that fetched nothing (status 3).
 DISCOVERY_FAILED_STAT = "newsspider/discovery_failed"
+#: Stats of anti-bot challenges (:mod:`newsspider.challenges.middleware`), a site key or a
+#: reason after each prefix: requests challenged (once each), by the first challenge's
+#: reason; requests given up once the retries were spent, by reason, and those of them
+#: that were article URLs.
+CHALLENGED_STAT = "newsspider/challenged/"
+CHALLENGE_REASON_STAT = "newsspider/challenge_reason/"
+CHALLENGE_GAVE_UP_STAT = "newsspider/challenge_gave_up/"
+CHALLENGE_GAVE_UP_REASON_STAT = "newsspider/challenge_gave_up_reason/"
+CHALLENGE_GAVE_UP_ARTICLES_STAT = "newsspider/challenge_gave_up_articles/"
+#: Pages a crawl read without downloading them (``scrapy backfill --warc``: the article
+#: records a WARC scan kept), counted with the 2xx responses by :func:`pages_ok_from_stats`.
+PAGES_READ_STAT = "newsspider/pages_read"
 
 EXIT_OK = 0
 EXIT_BUG = 1
@@ -52,6 +74,7 @@ EXIT_USAGE = 2
 EXIT_NOTHING_FETCHED = 3
 EXIT_DATABASE = 4
 EXIT_ALL_DROPPED = 5
+EXIT_BLOCKED = 6
 #: sysexits.h EX_TEMPFAIL: another nightly run holds the lock; not a failure, try later
 #: (cron and systemd can tell it from a failed crawl).
 EXIT_LOCKED = 75
@@ -65,11 +88,12 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (EXIT_NOTHING_FETCHED, "nothing could be fetched: no page came back 2xx"),
     (EXIT_DATABASE, "the database failed during the crawl"),
     (EXIT_ALL_DROPPED, "every article was dropped: pages came back, none was stored"),
+    (EXIT_BLOCKED, "blocked: the article fetches were mostly answered with anti-bot challenges"),
     (EXIT_LOCKED, "nightly only: another nightly run holds the lock"),
 )
 
 #: Which failing status wins when several sites of one run fail differently.
-SEVERITY = (EXIT_BUG, EXIT_DATABASE, EXIT_NOTHING_FETCHED, EXIT_ALL_DROPPED)
+SEVERITY = (EXIT_BUG, EXIT_DATABASE, EXIT_NOTHING_FETCHED, EXIT_BLOCKED, EXIT_ALL_DROPPED)
 
 #: Finish reason of a crawl that ``CorpusPipeline`` closed because it could not write.
 DATABASE_UNAVAILABLE = "database_unavailable"
@@ -80,11 +104,13 @@ _MEANING = {
     EXIT_NOTHING_FETCHED: "nothing could be fetched",
     EXIT_DATABASE: "the database failed",
     EXIT_ALL_DROPPED: "every article was dropped",
+    EXIT_BLOCKED: "blocked by anti-bot challenges",
 }
 
 
 def pages_ok_from_stats(stats: Mapping[str, object]) -> int:
-    """2xx responses other than robots.txt, from a crawler's stats.
+    """2xx responses other than robots.txt, from a crawler's stats, plus the pages read
+    without a download (:data:`PAGES_READ_STAT`: a WARC scan's article records).
 
     ``downloader/response_count`` alone cannot tell a working site from a blocked one:
     robots.txt, 403s and 404s all count there.
@@ -97,9 +123,10 @@ def pages_ok_from_stats(stats: Mapping[str, object]) -> int:
             if k.startswith(prefix) and k[len(prefix) :].startswith("2") and isinstance(v, int)
         )
 
+    read = stats.get(PAGES_READ_STAT, 0)
     return max(
         0, total("downloader/response_status_count/") - total("robotstxt/response_status_count/")
-    )
+    ) + (read if isinstance(read, int) else 0)
 
 
 def by_suffix(stats: Mapping[str, object], prefix: str) -> dict[str, int]:
@@ -136,6 +163,14 @@ class CrawlOutcome:
     seconds: float | None = None
     storing: bool = True
     interrupted: bool = False
+    #: requests answered with an anti-bot challenge, by the first challenge's reason
+    challenged: dict[str, int] = field(default_factory=dict)
+    #: challenged requests given up after their retries, by reason
+    challenge_gave_up: dict[str, int] = field(default_factory=dict)
+    #: article requests answered (pages yielded plus article requests given up)
+    article_fetches: int = 0
+    #: article requests given up as challenged
+    challenged_articles: int = 0
 
     @property
     def ok(self) -> bool:
@@ -144,7 +179,24 @@ class CrawlOutcome:
     @property
     def meaning(self) -> str:
         """Why the status is not 0 (empty when it is)."""
+        if self.status == EXIT_BLOCKED:
+            return self.blocked_detail()
         return _MEANING.get(self.status, "")
+
+    def blocked_detail(self) -> str:
+        """``blocked: 40 of 42 article fetches answered with anti-bot challenges
+        (js_cookie_521 38, verify_page 2)``."""
+        reasons = _reasons(self.challenge_gave_up)
+        if self.challenged_articles:
+            return (
+                f"blocked: {self.challenged_articles:,} of {self.article_fetches:,} article "
+                f"fetches answered with anti-bot challenges{reasons}"
+            )
+        gave_up = sum(self.challenge_gave_up.values())
+        return (
+            f"blocked: {gave_up:,} page fetch{'' if gave_up == 1 else 'es'} answered with "
+            f"anti-bot challenges{reasons}, and no article reached"
+        )
 
     def line(self) -> str:
         """``netease: 1,234 articles stored (56 new, 12 updated), 3 dropped (EmptyBody 2),
@@ -158,6 +210,11 @@ class CrawlOutcome:
         parts.append(
             f"{failed:,} fetch{'' if failed == 1 else 'es'} failed{_reasons(self.fetch_failures)}"
         )
+        if challenged := sum(self.challenged.values()):
+            gave_up = sum(self.challenge_gave_up.values())
+            parts.append(
+                f"{challenged:,} challenged{_reasons(self.challenged)}, {gave_up:,} given up"
+            )
         parts.append(format_duration(self.seconds))
         text = ", ".join(parts)
         if self.interrupted:
@@ -197,12 +254,18 @@ def crawl_outcome(
     dropped = _int(stats, "item_dropped_count")
     pages_ok = pages_ok_from_stats(stats)
     interrupted = finish_reason == "shutdown"
+    gave_up = by_suffix(stats, CHALLENGE_GAVE_UP_REASON_STAT)
+    challenged_articles = sum(by_suffix(stats, CHALLENGE_GAVE_UP_ARTICLES_STAT).values())
+    article_fetches = sum(by_suffix(stats, "newsspider/articles_found/").values())
+    article_fetches += challenged_articles
     if (
         finish_reason == DATABASE_UNAVAILABLE
         or drop_reasons.get(DROPPED_DATABASE)
         or stats.get("newsspider/database_failed")
     ):
         status = EXIT_DATABASE
+    elif blocked(stored, gave_up, challenged_articles, article_fetches):
+        status = EXIT_BLOCKED
     elif stored == 0 and (
         stats.get(DISCOVERY_FAILED_STAT) or (pages_ok == 0 and not resumed and not interrupted)
     ):
@@ -224,7 +287,23 @@ def crawl_outcome(
         seconds=_seconds(stats, now),
         storing=storing,
         interrupted=interrupted,
+        challenged=by_suffix(stats, CHALLENGE_REASON_STAT),
+        challenge_gave_up=gave_up,
+        article_fetches=article_fetches,
+        challenged_articles=challenged_articles,
     )
+
+
+def blocked(
+    stored: int, gave_up: Mapping[str, int], challenged_articles: int, article_fetches: int
+) -> bool:
+    """Was the crawl blocked? At least half its article fetches ended as challenges
+    (``challenged_articles`` of ``article_fetches``), and fewer articles were stored than
+    were lost to them; or, when no article was reached at all, pages were given up as
+    challenged and nothing was stored (the start pages themselves were challenged)."""
+    if challenged_articles:
+        return 2 * challenged_articles >= article_fetches and stored < challenged_articles
+    return stored == 0 and article_fetches == 0 and sum(gave_up.values()) > 0
 
 
 def worst_status(statuses: list[int]) -> int:

@@ -13,6 +13,7 @@ with backoff for ``NEWS_DB_RETRY_SECONDS``), not a user error.
 
 from __future__ import annotations
 
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +26,30 @@ from newsspider.extraction.registry import NAMES
 from newsspider.storage import check_database
 from newsspider.workers import parse_workers
 
-__all__ = ["check_crawl", "check_settings", "check_spider"]
+__all__ = ["check_crawl", "check_settings", "check_spider", "unknown_spider"]
 
 
 def check_spider(settings: BaseSettings, name: str, arguments: dict[str, Any]) -> None:
-    """``name`` is a spider of the project and ``arguments`` are arguments it takes."""
+    """``name`` is a spider of the project and ``arguments`` are arguments it takes.
+
+    An unknown name gets one short line with the closest names (``difflib``), not the
+    list of every spider: ``unknown spider 'netese': did you mean netease? (scrapy list
+    shows all 53)``.
+    """
     loader = get_spider_loader(settings)
     names = sorted(loader.list())
     if name not in names:
-        raise UserError(f"unknown spider {name!r}; the spiders are: {', '.join(names)}")
+        raise UserError(unknown_spider(name, names))
     check = getattr(loader.load(name), "check_arguments", None)
     if check is not None:
         check(dict(arguments))
+
+
+def unknown_spider(name: str, names: list[str]) -> str:
+    """The one line for a spider name that is not one of ``names``."""
+    close = get_close_matches(name, names, n=3, cutoff=0.7)
+    hint = f": did you mean {' or '.join(close)}?" if close else ""
+    return f"unknown spider {name!r}{hint} (scrapy list shows all {len(names)})"
 
 
 def check_settings(settings: BaseSettings) -> None:

@@ -69,6 +69,8 @@ LINEHASH_ONCE_PER_PAGE = True
 # 950: after robots.txt, user-agent and cookie middlewares, as in a live crawl.
 DOWNLOADER_MIDDLEWARES = {
     "newsspider.incremental.StoredUrlFilter": 60,  # after OffsiteMiddleware, before robots.txt
+    # anti-bot challenges: after decompression (590), before RetryMiddleware (550)
+    "newsspider.challenges.ChallengeMiddleware": 555,
     "newsspider.replay.WarcReplayMiddleware": 950,
 }
 EXTENSIONS = {
@@ -81,6 +83,12 @@ EXTENSIONS = {
 }
 REPLAY_ARCHIVE = None
 WARC_OUTPUT = None
+# Anti-bot challenges (newsspider/challenges/, docs/crawling.md#challenge-pages): a 521/412
+# cookie script, a 200 verification or 访问过于频繁 page is never stored; it is retried up to
+# CHALLENGE_RETRIES times after CHALLENGE_BACKOFF seconds, doubled on each further try, with
+# the cookie a plain script sets; then dropped and counted (a crawl mostly challenged: exit 6).
+CHALLENGE_RETRIES = 2
+CHALLENGE_BACKOFF = 5.0
 
 # Sitemaps read per sitemap index, newest first; 0 = all (a backfill)
 NEWS_SITEMAPS_PER_INDEX = 2

@@ -198,7 +198,8 @@ def test_a_crawl_that_drops_every_article_exits_5(tmp_path, db):
 
 
 USER_ERRORS = [
-    (["crawl", "nosuchsite"], ["unknown spider 'nosuchsite'", "netease, news"]),
+    (["crawl", "nosuchsite"], ["unknown spider 'nosuchsite' (scrapy list shows all "]),
+    (["crawl", "netese"], ["unknown spider 'netese': did you mean netease? (scrapy list shows"]),
     (["crawl", "netease", "-a", "limit=abc"], ["-a limit must be a positive integer", "abc"]),
     (["crawl", "netease", "-a", "limt=5"], ["unknown spider argument -a limt", "-a limit=N"]),
     (["crawl", "netease", "-a", "start_urls=news.163.com"], ["'news.163.com' is not an http"]),
@@ -220,6 +221,13 @@ USER_ERRORS = [
 def test_a_user_error_is_one_line_and_exit_status_2(args, fragments, tmp_path, db):
     proc = scrapy(*args, "-s", f"NIGHTLY_LOCK={tmp_path / 'lock'}", db=db, timeout=60)
     assert_one_line_error(proc, *fragments)
+
+
+def test_an_unknown_spider_is_one_short_line(tmp_path, db):
+    proc = scrapy("crawl", "nosuchsite", db=db, timeout=60)
+    line = assert_one_line_error(proc, "unknown spider 'nosuchsite'")
+    assert len(line) < 100 and "netease, news" not in line, line
+    assert re.search(r"scrapy list shows all \d+\)$", line), line
 
 
 def test_traceback_on_request(db):

@@ -364,12 +364,47 @@ def test_backfill_warc_stores_each_article_record_once(archive, tmp_path: Path) 
     assert stat(out.stderr, "corrupt") == 1 and stat(out.stderr, "truncated") == 1
     assert stat(out.stderr, "superseded") in (1, 2)  # 2 when both captures share a batch
     assert "WARC scan: 1 WARC file(s)" in out.stderr and "records/s" in out.stderr
+    line = summary_line(out.stderr)
+    assert line.startswith(f"backfill-warc: {len(arc.expected):,} articles stored"), line
+    assert "exit status" not in line, line
 
     # Again: every URL is stored already, nothing is rewritten.
     again = scrapy("backfill", "--warc", str(path), "-s", f"DATABASE_URL=sqlite:///{db}", *FAST)
     assert again.returncode == 0, again.stderr[-3000:]
     assert stored(db) == rows
     assert stat(again.stderr, "stored") == len(arc.expected)
+    assert summary_line(again.stderr).startswith("backfill-warc: 0 articles stored")
+
+
+def summary_line(stderr: str) -> str:
+    """The crawl's summary line (``newsspider.extensions.CrawlSummary``), exactly one."""
+    found = re.findall(r"\[newsspider\.extensions\] \w+: (backfill-warc: .*)$", stderr, re.M)
+    assert len(found) == 1, stderr[-3000:]
+    return found[0]
+
+
+def test_backfill_warc_that_stores_nothing_exits_non_zero_with_its_summary(
+    tmp_path: Path,
+) -> None:
+    # no page of any site of the table: nothing read, exit 3
+    other = tmp_path / "other.warc.gz"
+    with other.open("wb") as f:
+        writer = WARCWriter(f, gzip=True, warc_version="1.1")
+        for i in range(3):
+            write_response_record(writer, f"http://example.org/news/{i}.html", b"<p>x</p>")
+    db = f"sqlite:///{tmp_path / 'corpus.db'}"
+    out = scrapy("backfill", "--warc", str(other), "-s", f"DATABASE_URL={db}", *FAST)
+    assert out.returncode == 3, out.stderr[-3000:]
+    line = summary_line(out.stderr)
+    assert line.endswith("exit status 3: nothing could be fetched"), line
+    # article records of a table site, none of them with an article in it: exit 5
+    empty = tmp_path / "empty.warc.gz"
+    empty.write_bytes(_small_warc(3)[0])
+    out = scrapy("backfill", "--warc", str(empty), "-s", f"DATABASE_URL={db}", *FAST)
+    assert out.returncode == 5, out.stderr[-3000:]
+    line = summary_line(out.stderr)
+    assert line.startswith("backfill-warc: 0 articles stored (0 new, 0 updated), 3 dropped"), line
+    assert line.endswith("exit status 5: every article was dropped"), line
 
 
 def test_backfill_warc_of_one_site_over_http(archive, tmp_path: Path) -> None:

@@ -19,6 +19,11 @@ file's name (``archive = "warc:<file name>"``) and the capture's ``WARC-Date``
 - Every record the scan passes over is counted by reason, ``newsspider/warc/<reason>``
   (:data:`~newsspider.backfill.warcscan.SCAN_REASONS`); the end of the scan logs one INFO
   line with the records read, kept and skipped by reason, records/s and MB/s.
+- The crawl ends as every crawl does, with the summary line and exit status of
+  :mod:`newsspider.outcome` (``crawl_summary``): no download is made, so the article
+  records the scan kept stand for the pages fetched (``newsspider/pages_read``), and a scan
+  that kept nothing exits 3, one whose every article was dropped 5, one that stored
+  (or found everything stored already) 0.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from scrapy import Spider, signals
 
 from newsspider.backfill.warcscan import WarcPage, WarcScan
 from newsspider.items import ArticleItem
+from newsspider.outcome import PAGES_READ_STAT
 from newsspider.sites import SITES
 from newsspider.storage import engine_from_settings, session
 from newsspider.storage.backfill import stored_urls_among
@@ -58,6 +64,8 @@ class WarcBackfillSpider(Spider):
     (paths or URLs), captured from ``since`` to ``until`` (either open), at most ``limit``."""
 
     name = "backfill-warc"
+    #: judged and summed up as a crawl (:class:`newsspider.extensions.CrawlSummary`)
+    crawl_summary = True
 
     def __init__(
         self,
@@ -198,6 +206,7 @@ class WarcBackfillSpider(Spider):
                 stats.set_value(_STAT + name, value)
                 reported[name] = value
         stats.set_value(_STAT + "bytes", self.scan.bytes if self.scan else 0)
+        stats.set_value(PAGES_READ_STAT, counts.get("kept", 0))
 
     def _item_done(self, item: Any, *args: Any, **kwargs: Any) -> None:
         url = getattr(item, "url", None)

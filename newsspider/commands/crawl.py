@@ -1,14 +1,15 @@
 """``scrapy crawl SITE``: Scrapy's own command, with newsspider's errors and exit statuses.
 
-Before anything starts (:mod:`newsspider.preflight`): the spider exists (the valid names
-are listed when it does not), every ``-a`` argument is one the spider takes, settings
+Before anything starts (:mod:`newsspider.preflight`): the spider exists (else the closest
+names, "did you mean"), every ``-a`` argument is one the spider takes, settings
 have values of their type, ``EXTRACTOR`` names a method, ``REPLAY_ARCHIVE`` exists, and
 the database answers a first connection. A mistake ends there, with one line and exit
 status 2 (:mod:`newsspider.cli`).
 
 After the crawl, the exit status is the crawl's verdict (:mod:`newsspider.outcome`): 0
 when it did its job, 3 when nothing could be fetched, 4 when the database failed, 5 when
-every article was dropped; its summary line is the last line of the log.
+every article was dropped, 6 when anti-bot challenges blocked it; its summary line is the
+last line of the log.
 """
 
 from __future__ import annotations

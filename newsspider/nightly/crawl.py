@@ -25,7 +25,7 @@ from twisted.python.failure import Failure
 import newsspider.nightly.report as report
 from newsspider.extensions import EXIT_STATUS_STAT, joined_empty_queue
 from newsspider.incremental import SKIPPED_STAT
-from newsspider.outcome import EXIT_ALL_DROPPED
+from newsspider.outcome import EXIT_ALL_DROPPED, EXIT_BLOCKED, crawl_outcome
 from newsspider.pipelines import CorpusPipeline
 from newsspider.storage import Engine, transaction
 from newsspider.storage import runs as runstore
@@ -133,6 +133,9 @@ class SiteCrawl:
                 resumed=resumed or joined_empty_queue(stats),
                 all_dropped=stats.get(EXIT_STATUS_STAT) == EXIT_ALL_DROPPED,
                 article_links=stats.get(f"newsspider/article_links/{self.site}"),
+                blocked=crawl_outcome(self.site, stats).blocked_detail()
+                if stats.get(EXIT_STATUS_STAT) == EXIT_BLOCKED
+                else None,
             )
             notes = [n for n in (note, self.job.note if self.job else "") if n]
             lengths = self.body_lengths

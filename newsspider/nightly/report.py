@@ -57,6 +57,7 @@ from newsspider.outcome import (
     DATABASE_UNAVAILABLE,
     DROPPED_DATABASE,
     EXIT_ALL_DROPPED,
+    EXIT_BLOCKED,
     EXIT_BUG,
     EXIT_DATABASE,
     EXIT_NOTHING_FETCHED,
@@ -71,6 +72,7 @@ __all__ = [
     "HealthPolicy",
     "HealthWarning",
     "SiteRun",
+    "blocked_warning",
     "check_health",
     "classify",
     "exit_status",
@@ -390,6 +392,9 @@ NOTE_ALL_DROPPED = "every article was dropped (see the drop reasons)"
 #: them (``newsspider/article_links/<site>`` 0): the usual sign of a redesign, which moves
 #: the articles to URLs the row's patterns do not match. The report turns it into a WARNING.
 NOTE_NO_ARTICLE_LINKS = "no article links on its start pages and feeds"
+#: Start of the note of a site crawl that anti-bot challenges blocked (exit status 6), the
+#: rest being its summary's detail: ``blocked: 40 of 42 article fetches answered ...``.
+NOTE_BLOCKED = "blocked: "
 
 
 def classify(
@@ -401,6 +406,7 @@ def classify(
     resumed: bool,
     all_dropped: bool = False,
     article_links: int | None = None,
+    blocked: str | None = None,
 ) -> tuple[str, str]:
     """``(outcome, note)`` of one site crawl.
 
@@ -414,7 +420,9 @@ def classify(
     ``interrupted``: stopped by SIGTERM/SIGINT (``finish_reason = shutdown``); its
     job directory is kept and the next start resumes it. Otherwise ``ok``, with the note
     :data:`NOTE_NO_ARTICLE_LINKS` when ``article_links`` (the article links found on the
-    start and list pages and feeds; None when none was read) is 0.
+    start and list pages and feeds; None when none was read) is 0. ``blocked``: the detail
+    of a crawl whose article fetches were mostly answered with anti-bot challenges
+    (``blocked: 40 of 42 article fetches ...``, :mod:`newsspider.outcome`), a failure.
     """
     if error:
         return FAILED, f"crawl failed: {error}"
@@ -426,6 +434,8 @@ def classify(
         return FAILED, "the spider never closed"
     if finish_reason == "shutdown":
         return INTERRUPTED, "stopped by a signal; the next start resumes its job directory"
+    if blocked:
+        return FAILED, blocked
     if pages_ok == 0 and not resumed:
         return FAILED, f"{NOTE_NOTHING_FETCHED} (finish reason: {finish_reason})"
     if all_dropped:
@@ -440,7 +450,7 @@ def site_exit_status(run: SiteRun) -> int:
 
     The database failing (closed ``database_unavailable``, articles dropped as
     ``DatabaseUnavailable``, storing failed) is 4; nothing fetched 3; every article
-    dropped 5; a crawl that raised or never closed is a bug, 1.
+    dropped 5; blocked by anti-bot challenges 6; a crawl that raised or never closed is a bug, 1.
     """
     if run.outcome != FAILED:
         return 0
@@ -451,6 +461,8 @@ def site_exit_status(run: SiteRun) -> int:
         or NOTE_STORING_FAILED in note
     ):
         return EXIT_DATABASE
+    if _blocked_note(note):
+        return EXIT_BLOCKED
     if NOTE_NOTHING_FETCHED in note:
         return EXIT_NOTHING_FETCHED
     if NOTE_ALL_DROPPED in note:
@@ -534,6 +546,23 @@ def redesign_warning(run: SiteRun) -> str | None:
     )
 
 
+def _blocked_note(note: str) -> str | None:
+    """The part of a note that says the site was blocked (:data:`NOTE_BLOCKED`), or None."""
+    return next((p for p in note.split("; ") if p.startswith(NOTE_BLOCKED)), None)
+
+
+def blocked_warning(run: SiteRun) -> str | None:
+    """``WARNING <site>: blocked: 40 of 42 article fetches answered with anti-bot
+    challenges (...); nothing of it was stored ...`` for a blocked site, else None."""
+    detail = _blocked_note(run.note or "")
+    if detail is None:
+        return None
+    return (
+        f"WARNING {run.site}: {detail}; the challenge pages were not stored: slow the site "
+        "down (DOWNLOAD_DELAY) or check it by hand in a browser"
+    )
+
+
 def _when(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S %Z") if t else "-"
 
@@ -571,6 +600,8 @@ def site_report(
     lines.extend(f"WARNING {w.message}" for w in warnings)
     if redesign := redesign_warning(run):
         lines.append(redesign)
+    if blocked := blocked_warning(run):
+        lines.append(blocked)
     if run.outcome == OK and history_runs < policy.min_history:
         lines.append(
             f"  health not judged: {history_runs} earlier nightly runs (needs {policy.min_history})"
@@ -620,6 +651,7 @@ def nightly_report(
     for r in runs:
         lines.extend(f"WARNING {w.message}" for w in warnings.get(r.site, ()))
     lines.extend(w for r in runs if (w := redesign_warning(r)))
+    lines.extend(w for r in runs if (w := blocked_warning(r)))
     unjudged = [
         f"{r.site} ({history_runs.get(r.site, 0)})"
         for r in runs

@@ -63,6 +63,7 @@ from newsspider.outcome import (
 from newsspider.outcome import (
     DROPPED_DATABASE,
     EXIT_ALL_DROPPED,
+    EXIT_BLOCKED,
     EXIT_BUG,
     EXIT_DATABASE,
     EXIT_NOTHING_FETCHED,
@@ -106,6 +107,7 @@ RUN_STATUS = {
     EXIT_DATABASE: "failed",
     EXIT_NOTHING_FETCHED: "nothing_fetched",
     EXIT_ALL_DROPPED: "all_dropped",
+    EXIT_BLOCKED: "blocked",
 }
 #: Finish reason of a crawl closed because the database stayed unavailable.
 FINISH_DATABASE_UNAVAILABLE = DATABASE_UNAVAILABLE_FINISH

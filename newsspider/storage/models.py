@@ -346,7 +346,8 @@ class CrawlRun(Base):
     had to wait for the database (locked, restarting) and were then stored.
 
     How it ended (``newsspider/outcome.py``): ``status`` ``finished`` (it did its job),
-    ``nothing_fetched``, ``all_dropped`` or ``failed`` (the database, or a bug);
+    ``nothing_fetched``, ``all_dropped``, ``blocked`` (anti-bot challenges) or ``failed``
+    (the database, or a bug);
     ``exit_status`` the status ``scrapy crawl`` exits with for it; ``summary`` its closing
     line (``netease: 12 articles stored (10 new, 2 updated), 3 dropped (EmptyBody 3),
     0 fetches failed, 0m41s``).
