@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urljoin, urlsplit
 
+from scrapy.crawler import Crawler
 from scrapy.http import TextResponse
 from scrapy.settings import BaseSettings
 from scrapy.utils.sitemap import sitemap_urls_from_robots
@@ -35,12 +36,12 @@ from newsspider.sites import Feed, Site
 from newsspider.spiders.news import FEED_META
 from newsspider.storage import Engine
 from newsspider.storage import session as open_session
-from newsspider.storage.coverage import stored_among
+from newsspider.storage.coverage import open_corpus, record_coverage, stored_among
 
 from .compare import SiteCoverage, compare, listed_by_day, lookups, window
 from .listing import SITEMAP_INDEX, Document, Entry, read_document
 
-__all__ = ["CoveragePolicy", "SiteListing", "compare_listing", "list_site"]
+__all__ = ["CoveragePolicy", "SiteListing", "check_coverage", "compare_listing", "list_site"]
 
 logger = logging.getLogger(__name__)
 
@@ -176,3 +177,19 @@ def compare_listing(
         unmatched,
         dict(listing.failures),
     )
+
+
+async def check_coverage(crawler: Crawler, site: Site, *, now: datetime) -> SiteCoverage | None:
+    """``scrapy sites check``'s comparison: list the site with a budget of its own
+    (``COVERAGE_MAX_FETCHES``), compare with the corpus of the crawler's settings and record
+    the days (``filled`` 0: a check fetches no article). None when the database cannot be
+    used (logged with why): the check's other findings still print."""
+    policy = CoveragePolicy.from_settings(crawler.settings)
+    listing = await list_site(site, Fetcher(crawler, policy.max_fetches), now=now, policy=policy)
+    engine, problem = open_corpus(crawler.settings)
+    if engine is None:
+        logger.warning("coverage of %s not compared: %s", site.key, problem)
+        return None
+    coverage = compare_listing(engine, listing, now=now, policy=policy)
+    record_coverage(engine, coverage)
+    return coverage

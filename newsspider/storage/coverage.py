@@ -14,15 +14,31 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import inspect, select
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from newsspider.coverage.compare import DayCoverage
+from newsspider.coverage.compare import DayCoverage, SiteCoverage
+from newsspider.errors import DatabaseUnreachable
 
 from .db import dialect_insert
+from .engine import SettingsLike, check_database, short_error, transaction
+from .engine import session as open_session
 from .models import Article, CoverageDay, utcnow
+from .schema import create_schema
 
-__all__ = ["CoverageRow", "coverage_days", "latest_coverage", "save_coverage", "stored_among"]
+__all__ = [
+    "CoverageRow",
+    "coverage_days",
+    "coverage_table",
+    "latest_coverage",
+    "latest_coverage_of",
+    "open_corpus",
+    "record_coverage",
+    "save_coverage",
+    "stored_among",
+]
 
 TABLE = CoverageDay.__table__
 #: URLs per ``IN (...)``: well under SQLite's 32766 bound parameters and PostgreSQL's 65535.
@@ -111,3 +127,36 @@ def latest_coverage(session: Session, days: int) -> dict[str, list[CoverageRow]]
         )
         out[site] = [_row(r) for r in session.scalars(stmt)]
     return out
+
+
+def open_corpus(settings: SettingsLike) -> tuple[Engine | None, str | None]:
+    """The engine of ``settings`` with its schema at head, or None and why not in a few
+    words (``scrapy sites check`` still prints its checks without a database)."""
+    try:
+        engine = check_database(settings)
+        create_schema(engine)
+    except DatabaseUnreachable as exc:
+        return None, str(exc)
+    except (SQLAlchemyError, OSError) as exc:
+        return None, short_error(exc)
+    return engine, None
+
+
+def record_coverage(engine: Engine, coverage: SiteCoverage) -> None:
+    """Replace the (site, day) rows of one site's comparison, in one transaction."""
+    with transaction(engine) as session:
+        save_coverage(session, coverage.days)
+
+
+def coverage_table(engine: Engine) -> bool:
+    """Has the database the ``coverage_days`` table (revision 0010)? A read-only view of
+    an older database shows coverage as unknown instead of failing."""
+    return inspect(engine).has_table(CoverageDay.__tablename__)
+
+
+def latest_coverage_of(engine: Engine, days: int) -> dict[str, list[CoverageRow]]:
+    """:func:`latest_coverage` in a session of its own; empty without the table."""
+    if not coverage_table(engine):
+        return {}
+    with open_session(engine) as session:
+        return latest_coverage(session, days)
