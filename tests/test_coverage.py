@@ -45,6 +45,7 @@ from newsspider.storage.coverage import (
     save_coverage,
     stored_among,
 )
+from tests.test_web import request, run_server
 
 REPO = Path(__file__).resolve().parents[1]
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -433,3 +434,38 @@ def test_below_the_threshold_warns_and_check_fails(tmp_path: Path) -> None:
                    "-s", "COVERAGE_WARN=0.5")  # fmt: skip
     assert proc.returncode == 0, proc.stdout
     assert re.search(r"^\s+cov: coverage 90% \(9/10 listed", proc.stdout, re.M), proc.stdout
+
+
+def test_dashboard_coverage_chart_and_unknown(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'web.db'}"
+    engine = engine_for(url)
+    create_schema(engine)
+    today = datetime.now(UTC).astimezone(SHANGHAI).replace(hour=8, minute=0, second=0)
+    yesterday = today - timedelta(days=1)
+    record = {"source": "s", "title": "t", "content": "正文", "raw_text": "正文"}
+    with transaction(engine) as session:
+        upsert_articles(session, [
+            {**record, "site": site, "url": f"https://{site}.test/{i}.html", "published": today}
+            for site in ("cov", "quiet") for i in range(3)
+        ])  # fmt: skip
+        save_coverage(session, [
+            DayCoverage("cov", today.date().isoformat(), 10, 8, 2, 2),
+            DayCoverage("cov", yesterday.date().isoformat(), 4, 3, 1, 0),
+        ])  # fmt: skip
+    engine.dispose()
+    for base in run_server(url):
+        status, body = request(f"{base}/api/dashboard?days=30")
+        assert status == 200, body
+        data = json.loads(body)
+        assert data["coverage_per_day"]["cov"][-2:] == [75.0, 100.0]
+        assert data["coverage_per_day"]["cov"][:-2] == [None] * 28  # no row: a gap, not 100
+        assert "quiet" not in data["coverage_per_day"]
+        assert data["coverage_latest"]["cov"] == {
+            "day": today.date().isoformat(), "listed": 10, "stored": 8, "missing": 2,
+            "filled": 2, "share": 1.0, "text": "100%",
+        }  # fmt: skip
+        assert data["coverage_latest"]["quiet"] == {"day": None, "share": None, "text": UNKNOWN}
+        status, page = request(f"{base}/dashboard?days=30")
+        assert status == 200 and 'id="chart-coverage"' in page
+        assert re.search(r"<td>quiet</td><td colspan=\"5\">-</td><td class=\"muted\">"
+                         r"coverage unknown</td>", page), page  # fmt: skip

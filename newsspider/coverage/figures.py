@@ -14,7 +14,7 @@ from newsspider.storage.coverage import CoverageRow, latest_coverage_of
 
 from .compare import UNKNOWN, share_text
 
-__all__ = ["coverage_table", "row_json", "site_coverage"]
+__all__ = ["coverage_table", "dashboard_coverage", "row_json", "site_coverage"]
 
 HEADER = ("site", "day", "listed", "stored", "missing", "filled", "coverage")
 
@@ -62,3 +62,27 @@ def coverage_table(coverage: Mapping[str, Sequence[CoverageRow]]) -> list[str]:
         "(stored + filled) / listed; newsspider/coverage):"
     )
     return [title, *lines]
+
+
+def dashboard_coverage(
+    rows: Iterable[CoverageRow], day_list: Sequence[str], sites: Iterable[str]
+) -> dict[str, Any]:
+    """The dashboard's coverage: per site a percentage per day of ``day_list`` (None where
+    no row or nothing listed: the chart leaves a gap, never 100 %), and per site its newest
+    day's figures, ``share`` None and ``text`` "coverage unknown" for a site without one."""
+    by_site: dict[str, dict[str, CoverageRow]] = {}
+    for r in rows:
+        by_site.setdefault(r.site, {})[r.day] = r
+    per_day: dict[str, list[float | None]] = {}
+    for site, days in sorted(by_site.items()):
+        series = [days[d].share if d in days else None for d in day_list]
+        per_day[site] = [None if v is None else round(v * 100, 1) for v in series]
+    latest: dict[str, dict[str, Any]] = {}
+    for site in sorted(set(sites) | set(by_site)):
+        days = by_site.get(site, {})
+        if not days:
+            latest[site] = {"day": None, "share": None, "text": UNKNOWN}
+            continue
+        newest = days[max(days)]
+        latest[site] = row_json(newest) | {"text": share_text(newest.share)}
+    return {"coverage_per_day": per_day, "coverage_latest": latest}

@@ -30,6 +30,7 @@ from .schema import create_schema
 
 __all__ = [
     "CoverageRow",
+    "coverage_between",
     "coverage_days",
     "coverage_table",
     "latest_coverage",
@@ -160,3 +161,17 @@ def latest_coverage_of(engine: Engine, days: int) -> dict[str, list[CoverageRow]
         return {}
     with open_session(engine) as session:
         return latest_coverage(session, days)
+
+
+def coverage_between(engine: Engine, first: str, last: str) -> list[CoverageRow]:
+    """The stored rows of the days ``first``..``last`` (``YYYY-MM-DD``), by site and day;
+    empty without the table (the dashboard of an older database)."""
+    if not coverage_table(engine):
+        return []
+    with open_session(engine) as session:
+        stmt = (
+            select(CoverageDay)
+            .where(CoverageDay.day >= first, CoverageDay.day <= last)
+            .order_by(CoverageDay.site, CoverageDay.day)
+        )
+        return [_row(r) for r in session.scalars(stmt)]
