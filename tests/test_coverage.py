@@ -19,6 +19,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -46,6 +47,9 @@ from newsspider.storage.coverage import (
     stored_among,
 )
 from tests.test_web import request, run_server
+from tests.test_web_browser import NO_BROWSER, browser, page
+
+__all__ = ["browser", "page"]  # the Playwright fixtures of test_web_browser.py
 
 REPO = Path(__file__).resolve().parents[1]
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -436,7 +440,9 @@ def test_below_the_threshold_warns_and_check_fails(tmp_path: Path) -> None:
     assert re.search(r"^\s+cov: coverage 90% \(9/10 listed", proc.stdout, re.M), proc.stdout
 
 
-def test_dashboard_coverage_chart_and_unknown(tmp_path: Path) -> None:
+def coverage_web_db(tmp_path: Path) -> tuple[str, datetime]:
+    """A corpus with articles of ``cov`` and ``quiet`` today, and coverage rows of ``cov``
+    for today (10 listed, 8 stored, 2 filled) and yesterday (3 of 4)."""
     url = f"sqlite:///{tmp_path / 'web.db'}"
     engine = engine_for(url)
     create_schema(engine)
@@ -453,6 +459,11 @@ def test_dashboard_coverage_chart_and_unknown(tmp_path: Path) -> None:
             DayCoverage("cov", yesterday.date().isoformat(), 4, 3, 1, 0),
         ])  # fmt: skip
     engine.dispose()
+    return url, today
+
+
+def test_dashboard_coverage_chart_and_unknown(tmp_path: Path) -> None:
+    url, today = coverage_web_db(tmp_path)
     for base in run_server(url):
         status, body = request(f"{base}/api/dashboard?days=30")
         assert status == 200, body
@@ -469,3 +480,17 @@ def test_dashboard_coverage_chart_and_unknown(tmp_path: Path) -> None:
         assert status == 200 and 'id="chart-coverage"' in page
         assert re.search(r"<td>quiet</td><td colspan=\"5\">-</td><td class=\"muted\">"
                          r"coverage unknown</td>", page), page  # fmt: skip
+
+
+@pytest.mark.skipif(NO_BROWSER is not None, reason=str(NO_BROWSER))
+def test_dashboard_coverage_chart_is_drawn(tmp_path: Path, page: Any) -> None:
+    url, _ = coverage_web_db(tmp_path)
+    for base in run_server(url):
+        page.goto(base + "/dashboard?days=30")
+        page.wait_for_selector("body[data-charts=ready]")
+        drawn = page.evaluate(
+            """() => echarts.getInstanceByDom(document.getElementById('chart-coverage'))
+                     .getOption().series.map(s => [s.name, s.data.slice(-3)])"""
+        )
+        assert drawn == [["cov", [None, 75.0, 100.0]]]
+        assert not page.errors
