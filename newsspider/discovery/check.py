@@ -196,7 +196,7 @@ class SiteCheck:
         coverage = (
             self.coverage.line(self.coverage_warn)
             if self.coverage is not None
-            else f"{self.key}: {UNKNOWN} (not compared: see the log)"
+            else f"{self.key}: {UNKNOWN} (not compared: the database could not be used)"
         )
         return f"{text}\n  {coverage}"
 
