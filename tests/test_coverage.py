@@ -37,6 +37,7 @@ from newsspider.coverage.compare import (
     window,
 )
 from newsspider.coverage.listing import Document, Entry, parse_date, read_document
+from newsspider.coverage.read import _children
 from newsspider.replay import write_response_record
 from newsspider.sites import Site
 from newsspider.storage import Base, create_schema, engine_for, transaction, upsert_articles
@@ -494,3 +495,25 @@ def test_dashboard_coverage_chart_is_drawn(tmp_path: Path, page: Any) -> None:
         )
         assert drawn == [["cov", [None, 75.0, 100.0]]]
         assert not page.errors
+
+
+def test_sitemap_index_children_fresh_news_first() -> None:
+    def entry(name: str, day: str | None) -> Entry:
+        return Entry(f"https://{HOST}/{name}", parse_date(day, SHANGHAI))
+
+    sitemaps = [
+        entry("sitemap-202610.xml", "2026-10-31"),  # older than the window: not read
+        entry("sitemap-202612.xml", "2026-12-01"),
+        entry("sitemap-202611.xml", None),  # no lastmod: may be fresh
+        entry("news-sitemap.xml", "2026-12-01"),
+        Entry("https://elsewhere.test/sitemap-202612.xml"),  # another site's
+    ]
+    assert _children(sitemaps, SITE, "2026-11-30", 0) == [
+        f"https://{HOST}/news-sitemap.xml",
+        f"https://{HOST}/sitemap-202612.xml",
+        f"https://{HOST}/sitemap-202611.xml",
+    ]
+    assert _children(sitemaps, SITE, "2026-11-30", 2) == [
+        f"https://{HOST}/news-sitemap.xml",
+        f"https://{HOST}/sitemap-202612.xml",
+    ]

@@ -52,10 +52,7 @@ def when_done(result: object, callback: Callable[[], None]) -> None:
     it ended (a Deferred of ``CrawlerProcess`` or a Task of ``AsyncCrawlerProcess``)."""
 
     def call(*_: Any) -> None:
-        try:
-            callback()
-        except Exception:
-            logger.exception("coverage: a step failed")
+        callback()
 
     if isinstance(result, Deferred):
         result.addBoth(lambda value: (call(), value)[1])
@@ -115,7 +112,20 @@ class GapFill:
         """Start the site's coverage once its ``crawler``'s crawl (``crawl``, what
         ``process.crawl`` returned) ends; not after a crawl stopped by a shutdown (a
         signal: the process is ending, no new crawl may start)."""
-        when_done(crawl, lambda: self._list(site, crawler))
+        when_done(crawl, self._guarded(site, lambda: self._list(site, crawler)))
+
+    def _guarded(self, site: str, step: Callable[[], None]) -> Callable[[], None]:
+        """``step``, with any failure (the database, a bug) logged with its traceback and
+        turned into the site's "not compared" line: it must not cost the run."""
+
+        def run() -> None:
+            try:
+                step()
+            except Exception:
+                logger.exception("coverage of %s failed", site)
+                self._unknown(site, "not compared: it failed, see the log")
+
+        return run
 
     def _list(self, site: str, crawler: Crawler) -> None:
         stats = getattr(crawler, "_stats", None)  # unset when the crawl failed to start
@@ -125,11 +135,11 @@ class GapFill:
         out: list[SiteListing] = []
         crawler = self.process.create_crawler(ListingSpider)
         started = self.process.crawl(crawler, key=site, out=out, now=self.now)
-        when_done(started, lambda: self._compare(site, out))
+        when_done(started, self._guarded(site, lambda: self._compare(site, out)))
 
     def _compare(self, site: str, out: list[SiteListing]) -> None:
         if not out:
-            self._unknown(site, "its listing was not read (see the log)")
+            self._unknown(site, "not compared: its listing was not read, see the log")
             return
         coverage = compare_listing(
             self.engine, out[0], now=self.now, policy=self.policy, first_page=self.first_page
@@ -144,7 +154,7 @@ class GapFill:
         )  # fmt: skip
         crawler = self.process.create_crawler(site)
         filled = self.process.crawl(crawler, start_urls=",".join(missing))
-        when_done(filled, lambda: self._filled(coverage))
+        when_done(filled, self._guarded(site, lambda: self._filled(coverage)))
 
     def _filled(self, coverage: SiteCoverage) -> None:
         with open_session(self.engine) as session:
