@@ -108,6 +108,16 @@ NIGHTLY_HEALTH_K = 3.0  # health band: median ± k·MAD (newsspider/nightly/repo
 RECLEAN_GROWTH = 2.0  # nightly re-cleans a site when its RC grew by this factor; 0 = off
 # Re-cleaning: the first re-clean of a site waits for RC >= RECLEAN_MIN_RC.
 RECLEAN_MIN_RC = 100
+# Coverage (newsspider/coverage/, docs/crawling.md#coverage): the article URLs a site's news
+# sitemaps and feeds list for the last COVERAGE_DAYS local days (2: today and yesterday),
+# compared with the corpus by scrapy nightly (which then fetches the missing ones) and
+# scrapy sites check; a site below COVERAGE_WARN (a share) gets a WARNING, and sites check
+# exits 3. At most COVERAGE_MAX_FETCHES fetches per site (robots.txt, start pages, feeds,
+# sitemaps). COVERAGE_ENABLED = False: nightly neither compares nor fills.
+COVERAGE_ENABLED = True
+COVERAGE_DAYS = 2
+COVERAGE_WARN = 0.9
+COVERAGE_MAX_FETCHES = 16
 
 # Extraction off the reactor thread (newsspider/workers.py): CPU methods
 # run in worker processes shared by the process's crawlers; visual methods in a render thread.

@@ -166,8 +166,12 @@ def sites_cmd(
 
 
 def by_key(stdout: str) -> dict[str, str]:
-    """Output lines by their first word (the site key)."""
-    return {line.split()[0]: line for line in stdout.splitlines() if line.strip()}
+    """Output lines by their first word (the site key); the indented coverage lines apart."""
+    return {
+        line.split()[0]: line
+        for line in stdout.splitlines()
+        if line.strip() and not line.startswith(" ")
+    }
 
 
 def no_traceback(proc: subprocess.CompletedProcess[str]) -> None:

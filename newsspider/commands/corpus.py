@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 from scrapy.exceptions import UsageError
 
 from newsspider.cli import NewsCommand, time_zone
+from newsspider.coverage.figures import coverage_table, row_json, site_coverage
 from newsspider.errors import UserError
 from newsspider.progress import progress_bar, stderr_is_terminal
 from newsspider.reprints import params_from_settings
@@ -432,14 +433,20 @@ class Command(NewsCommand):
         if opts.site is not None:
             stats = stats.only(opts.site)
         reprints = reprint_stats(corpus.engine)
+        assert self.settings is not None
+        coverage = site_coverage(
+            corpus.engine, self.settings.getint("COVERAGE_DAYS"), list(stats.sites), opts.site
+        )
         if opts.json:
             out = stats.as_dict() | {"reprints": reprints.as_dict()}
+            out["coverage"] = {k: [row_json(r) for r in v] for k, v in coverage.items()}
             print(json.dumps(out, ensure_ascii=False, indent=2))  # noqa: T201
             return
         if opts.by_origin:
             self._origin_tables(stats)
             return
         self._stats_tables(stats, opts)
+        print("\n" + "\n".join(coverage_table(coverage)))  # noqa: T201
         self._record_tables(stats)
         self._reprint_tables(reprints, opts.site)
 

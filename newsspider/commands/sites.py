@@ -48,8 +48,10 @@ class Command(NewsCommand):
             "sampled articles, with at most SITES_CHECK_MAX_FETCHES fetches per site; one "
             "line per site with its status: " + ", ".join(STATUSES) + ". Results are kept "
             "in the database for sites list. --json prints a JSON list instead. "
+            "Under each site, its coverage: the article URLs its news sitemaps and feeds "
+            "list for the last COVERAGE_DAYS days, and how many the corpus stores. "
             f"Exit status of check: 0 when every checked site is ok, {EXIT_FAILED} when one "
-            "is not, 2 for a user error (an unknown key)."
+            "is not or its coverage is below COVERAGE_WARN, 2 for a user error (an unknown key)."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:

@@ -36,6 +36,11 @@ pipeline and neither the crawl summary (``CrawlSummary``) nor the live status
 nothing into the corpus and no ``crawl_runs`` row. Its results are kept, one row per site,
 in ``site_checks`` (:mod:`newsspider.storage.sitechecks`), which ``scrapy sites list``
 reads.
+
+Each site's coverage is compared too (:func:`newsspider.coverage.read.check_coverage`: its
+news sitemaps and feeds against the corpus, with ``COVERAGE_MAX_FETCHES`` fetches of its
+own) and shown on an indented line under the site's; a coverage below ``COVERAGE_WARN``
+makes the exit status :data:`EXIT_FAILED` like a failed check (unknown does not).
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ from scrapy.http import Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.settings import BaseSettings
 
+from newsspider.coverage.compare import UNKNOWN, SiteCoverage
+from newsspider.coverage.read import check_coverage
 from newsspider.discovery.fetch import Fetched, Fetcher, QuietSpider
 from newsspider.discovery.shapes import has_id
 from newsspider.extraction import ExtractionError, extract_article
@@ -143,10 +150,18 @@ class SiteCheck:
     detail: str = ""
     fetches: int = 0
     checked_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    #: The listing compared with the corpus (newsspider.coverage); None: not compared.
+    coverage: SiteCoverage | None = None
+    coverage_warn: float = 0.0
 
     @property
     def ok(self) -> bool:
         return self.status == OK
+
+    @property
+    def coverage_low(self) -> bool:
+        """Coverage known and below ``COVERAGE_WARN`` (unknown is not low)."""
+        return self.coverage is not None and self.coverage.below(self.coverage_warn)
 
     def as_json(self) -> dict[str, Any]:
         """The object ``--json`` prints for the site."""
@@ -167,14 +182,23 @@ class SiteCheck:
             "detail": self.detail,
             "fetches": self.fetches,
             "checked_at": self.checked_at.isoformat(timespec="seconds"),
+            "coverage": None if self.coverage is None else self.coverage.as_json(),
         }
 
     def line(self, key_width: int = 0) -> str:
-        """``netease  ok  42 article links, ...``; a failure as ``KEY  STATUS: DETAIL``."""
+        """``netease  ok  42 article links, ...``; a failure as ``KEY  STATUS: DETAIL``; then
+        an indented line with the site's coverage."""
         key = self.key.ljust(key_width)
         if self.ok:
-            return f"{key}  {self.status}  {self.detail}"
-        return f"{key}  {self.status}: {self.detail}"
+            text = f"{key}  {self.status}  {self.detail}"
+        else:
+            text = f"{key}  {self.status}: {self.detail}"
+        coverage = (
+            self.coverage.line(self.coverage_warn)
+            if self.coverage is not None
+            else f"{self.key}: {UNKNOWN} (not compared: the database could not be used)"
+        )
+        return f"{text}\n  {coverage}"
 
     def stored(self) -> LastCheck:
         """The row ``site_checks`` keeps."""
@@ -440,13 +464,20 @@ class SiteCheckSpider(QuietSpider):
 
     async def start(self) -> AsyncIterator[Request]:
         budget = self.settings.getint("SITES_CHECK_MAX_FETCHES")
+        now = datetime.now(UTC)
         try:
             checks = await asyncio.gather(
                 *(check_site(SITES[key], Fetcher(self.crawler, budget)) for key in self.keys)
             )
+            coverages = await asyncio.gather(
+                *(check_coverage(self.crawler, SITES[key], now=now) for key in self.keys)
+            )
         except Exception as exc:
             self.error = exc  # raised again by check_sites, with its traceback
             raise
+        warn = self.settings.getfloat("COVERAGE_WARN")
+        for check, coverage in zip(checks, coverages, strict=True):
+            check.coverage, check.coverage_warn = coverage, warn
         self.results.extend(checks)
         return
         yield  # an async generator that yields nothing
@@ -461,8 +492,9 @@ class CheckRun:
 
     @property
     def exit_code(self) -> int:
-        """0 when every checked site is ``ok``, else :data:`EXIT_FAILED`."""
-        return 0 if all(c.ok for c in self.checks) else EXIT_FAILED
+        """0 when every checked site is ``ok`` with its coverage not below ``COVERAGE_WARN``,
+        else :data:`EXIT_FAILED`."""
+        return 0 if all(c.ok and not c.coverage_low for c in self.checks) else EXIT_FAILED
 
     def lines(self) -> list[str]:
         width = max((len(c.key) for c in self.checks), default=0)

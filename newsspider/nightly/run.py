@@ -39,6 +39,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING
 from scrapy.settings import SETTINGS_PRIORITIES
 
 import newsspider.nightly.report as report
+from newsspider.coverage.gapfill import GapFill
 from newsspider.incremental import PRIORITY, StoredUrlFilter
 from newsspider.paths import project_path
 from newsspider.storage import (
@@ -142,13 +144,17 @@ def _run_locked(
             "nightly runs %s on %s never finished (killed?): marked killed", killed, host
         )
     logger.info("nightly run %s: %s", nightly_id, ", ".join(sites))
+    gapfill = GapFill(process, engine) if process.settings.getbool("COVERAGE_ENABLED") else None
     try:
-        crawls, started_at = crawl_sites(process, engine, sites, spargs, nightly_id)
+        crawls, started_at = crawl_sites(
+            process, engine, sites, spargs, nightly_id, gapfill=gapfill
+        )
         with open_session(engine) as session:
             rows = [runstore.site_run(session, c.site_run_id) for c in crawls if c.site_run_id]
         return reclean_and_report(
-            process.settings, engine, rows, nightly_id, host, started_at, growth
-        )
+            process.settings, engine, rows, nightly_id, host, started_at, growth,
+            coverage=gapfill.report_lines(sites) if gapfill is not None else (),
+        )  # fmt: skip
     except BaseException as exc:
         abort(engine, nightly_id, exc)
         raise
@@ -162,9 +168,11 @@ def crawl_sites(
     nightly_id: int,
     *,
     jobdirs: bool = True,
+    gapfill: GapFill | None = None,
 ) -> tuple[list[SiteCrawl], datetime]:
     """Crawl every site in ``process`` and settle each one's row; the crawls and when
-    they started. ``jobdirs`` False: no ``JOBDIR`` (a cluster worker's queue is Redis's)."""
+    they started. ``jobdirs`` False: no ``JOBDIR`` (a cluster worker's queue is Redis's).
+    ``gapfill``: each site's coverage is compared and its gap filled after its crawl."""
     s = process.settings
     started_at = datetime.now(UTC)
     jobs_setting = s.get("NIGHTLY_JOBDIR") if jobdirs else ""  # "" turns JOBDIR off
@@ -182,7 +190,10 @@ def crawl_sites(
             crawler.settings.set("JOBDIR", str(job.path), priority="cmdline")
         crawl = SiteCrawl(site, crawler, job, engine, nightly_id)
         crawl.connect()
-        crawl.watch(process.crawl(crawler, **spargs))
+        started = process.crawl(crawler, **spargs)
+        crawl.watch(started)
+        if gapfill is not None:
+            gapfill.after(site, crawler, started)
         crawls.append(crawl)
     process.start()
 
@@ -202,9 +213,11 @@ def reclean_and_report(
     growth: float,
     *,
     workers: int | None = None,
+    coverage: Sequence[str] = (),
 ) -> NightlyResult:
     """Re-clean the sites that ended ``ok``, then report on ``rows`` (the run's site rows;
-    a cluster run's, one per worker and site, are summed per site) and close the run."""
+    a cluster run's, one per worker and site, are summed per site) and close the run.
+    ``coverage``: the coverage lines (``newsspider.coverage``), reported before re-cleaning."""
     runs = report.merge_site_runs(rows)
     ok_sites = [r.site for r in runs if r.outcome == report.OK]
     extra, reclean_failures = _reclean(
@@ -214,8 +227,8 @@ def reclean_and_report(
         window=s.getint("NIGHTLY_HEALTH_RUNS"), k=s.getfloat("NIGHTLY_HEALTH_K")
     )
     return _report(
-        engine, rows, runs, nightly_id, host, started_at, extra, reclean_failures, policy,
-        workers=workers,
+        engine, rows, runs, nightly_id, host, started_at, [*coverage, *extra],
+        reclean_failures, policy, workers=workers,
     )  # fmt: skip
 
 

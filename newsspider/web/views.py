@@ -16,9 +16,11 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from newsspider.coverage.figures import dashboard_coverage
 from newsspider.sites import SITES
 from newsspider.storage import Article, Corpus, Engine
 from newsspider.storage.corpus import DEFAULT_TZ, utc_day_bounds
+from newsspider.storage.coverage import coverage_between
 from newsspider.storage.db import split_authors
 from newsspider.storage.fts import make_snippet, normalize_query
 from newsspider.storage.web_queries import (
@@ -462,6 +464,12 @@ def dashboard(
         "drops_per_day": dict(sorted(drops.items())),
         "fetch_failures_per_day": failures,
         "nightly": [n.as_dict() for n in nightly_warnings(engine, NIGHTLY_RUNS_SHOWN)],
+        # newsspider/coverage: the share of each site's listed article URLs held, per day
+        **dashboard_coverage(
+            coverage_between(engine, first.isoformat(), end.isoformat()),
+            [d.isoformat() for d in day_list],
+            per_day,
+        ),
     }
 
 

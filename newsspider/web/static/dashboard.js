@@ -87,6 +87,23 @@
     series: dropSeries
   });
 
+  // Coverage per site and day, in percent: a gap where the site listed nothing that day
+  // (coverage unknown), never a 100.
+  if (document.getElementById("chart-coverage")) {
+    var covSites = Object.keys(data.coverage_per_day);
+    chart("chart-coverage", {
+      tooltip: { trigger: "axis", valueFormatter: function (v) { return v == null ? "unknown" : v + " %"; } },
+      legend: { top: 0, type: "scroll" },
+      grid: { left: 50, right: 20, top: 40, bottom: 40 },
+      xAxis: { type: "category", data: data.day_list },
+      yAxis: { type: "value", name: "%", min: 0, max: 100 },
+      series: covSites.map(function (s) {
+        return { name: s, type: "line", connectNulls: false, showAllSymbol: true, symbolSize: 6,
+                 data: data.coverage_per_day[s] };
+      })
+    });
+  }
+
   window.addEventListener("resize", function () { charts.forEach(function (c) { c.resize(); }); });
   document.body.setAttribute("data-charts", "ready");
 })();
