@@ -39,9 +39,11 @@ import logging
 from typing import TYPE_CHECKING, Any, Self
 
 from scrapy import Request
+from scrapy.downloadermiddlewares import cookies as scrapy_cookies
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.utils.asyncio import sleep
+from tldextract import TLDExtract
 
 from newsspider.extensions import site_of
 from newsspider.extraction.challenge import challenge_reason, script_cookies
@@ -57,6 +59,16 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 __all__ = ["TRIES_META", "ChallengeIgnored", "ChallengeMiddleware"]
+
+# Scrapy's cookie middleware splits a cookie's domain with a default ``TLDExtract``, which
+# downloads the Public Suffix List the first time a response sets a cookie (a challenge's
+# clearance cookie, most often): a DNS failure and a traceback on a machine without the
+# network, a request to a third party on one with it. The list bundled with tldextract is
+# used instead, as discovery does (``discovery/shapes.py``); this middleware is in every
+# crawl's DOWNLOADER_MIDDLEWARES, so every crawl process gets it.
+scrapy_cookies._split_domain = TLDExtract(
+    suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True
+)
 
 logger = logging.getLogger(__name__)
 
