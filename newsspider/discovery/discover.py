@@ -37,7 +37,7 @@ import asyncio
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin, urlsplit
 
 import feedparser
@@ -48,6 +48,14 @@ from w3lib.url import canonicalize_url
 
 from newsspider.discovery.classify import PageVerdict, group_verdict, judge_page
 from newsspider.discovery.fetch import Fetched, Fetcher
+from newsspider.discovery.lists import is_page_of, list_patterns, next_page, page_links
+from newsspider.discovery.reach import (
+    FEED_NOT_READ,
+    Reach,
+    needed_depth,
+    pages_of,
+    replay_reach,
+)
 from newsspider.discovery.scripts import ScriptShells
 from newsspider.discovery.shapes import (
     Group,
@@ -62,6 +70,7 @@ from newsspider.discovery.shapes import (
 )
 from newsspider.errors import UserError
 from newsspider.sites.model import Feed, Site
+from newsspider.spiders.news import DEFAULT_DEPTH_LIMIT
 
 __all__ = [
     "FEED_PATHS",
@@ -71,6 +80,7 @@ __all__ = [
     "GroupReport",
     "discover",
     "guess_tz",
+    "reach_refusal",
     "site_key",
     "title_suffixes",
 ]
@@ -86,6 +96,8 @@ MAX_START_URLS = 8
 #: Article links a section page holds at least to be a start page (a login or an
 #: "about us" page is link-dense too, but links no article).
 MIN_SECTION_ARTICLES = 2
+#: Fetches a pager may not take from the budget: they are kept for the samples.
+SAMPLE_RESERVE = 24
 
 _FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -141,6 +153,7 @@ class Discovery:
     fetches: int
     budget: int
     article_links: int = 0
+    reach: Reach | None = None
 
     def report(self) -> str:
         """Every proposed field, then per URL group the samples, the decision and why."""
@@ -160,6 +173,10 @@ class Discovery:
             lines.append("  render           true (the pages show their text only after scripts)")
         if s.json_path:
             lines.append(f"  json_path        {s.json_path}")
+        if s.depth_limit is not None:
+            lines.append(f"  depth_limit      {s.depth_limit}")
+        if self.reach is not None:
+            lines += [f"  {line}" for line in self.reach.lines()]
         lines += [f"  note: {note}" for note in self.notes]
         lines.append("URL groups (largest first):")
         for g in self.groups:
@@ -278,9 +295,16 @@ async def discover(
     tz: str | None = None,
     samples: int = 3,
     sections: int = 4,
+    list_pages: int = 3,
+    max_depth: int = DEFAULT_DEPTH_LIMIT + 3,
+    sitemaps_per_index: int = 2,
 ) -> Discovery:
     """Learn a site row from ``home`` (module docstring). :class:`DiscoveryError` when the
-    home page cannot be fetched or is not HTML, or when no group of links is articles."""
+    home page cannot be fetched or is not HTML, or when no group of links is articles.
+
+    ``list_pages``: further pages of each section followed through its pager;
+    ``max_depth``: the deepest ``depth_limit`` the row may get; ``sitemaps_per_index``: the
+    crawl's ``NEWS_SITEMAPS_PER_INDEX``, for the replay of the row's reach."""
     notes: list[str] = []
     first = await fetcher.get(home)
     if first.response is None or not first.ok:
@@ -407,17 +431,36 @@ async def discover(
             section_links[f.url] = [canonicalize_url(u) for u in _page_links(f.response)]
             links.add(section_links[f.url], "section page")
 
+    # -- pagination: each section's pager followed a few pages deep ------------------------
+    pagers = await _follow_pagers(
+        fetcher, list(section_links), list_pages, reserve=SAMPLE_RESERVE, judge=judge
+    )
+    for section, (fetched_pages, linked) in pagers.items():
+        for f in fetched_pages:
+            found = [canonicalize_url(u) for u in _page_links(f.response)]
+            section_links[section] = section_links[section] + found
+            links.add(found, "list page")
+        if fetched_pages or linked:
+            notes.append(
+                f"pager of {section}: {len(fetched_pages)} further pages read"
+                f" ({', '.join(f.url for f in fetched_pages) or 'none'}), "
+                f"{len(linked)} linked"
+            )
+
     # -- groups and samples ------------------------------------------------------------
+    pager_urls = {u for got, linked in pagers.values() for u in [*(f.url for f in got), *linked]}
     candidates = [u for u in links.found if u not in feed_urls and u != home_url]
     groups = group_urls(candidates)
     for urls in _sampling_order(groups):
         if fetcher.left <= 0:
             notes.append("fetch budget spent: the remaining groups were not sampled")
             break
+        if all(u in pager_urls for u in urls):
+            continue  # a pager's pages: read (some of them) already
         todo = [u for u in _spread(urls, samples) if u not in verdicts][: max(fetcher.left, 0)]
         for f in await asyncio.gather(*(fetcher.get(u) for u in todo)):
             judge(f)
-    return _propose(
+    found = _propose(
         home=base,
         host=host,
         domain=domain,
@@ -432,7 +475,110 @@ async def discover(
         tz=tz,
         home_verdict=verdicts[home_url],
         section_links=section_links,
+        pagers={s: [f.url for f in got] + linked for s, (got, linked) in pagers.items()},
     )
+    return _with_reach(
+        found, fetcher, max_depth=max_depth, sitemaps_per_index=sitemaps_per_index
+    )
+
+
+async def _follow_pagers(
+    fetcher: Fetcher,
+    sections: list[str],
+    depth: int,
+    *,
+    reserve: int,
+    judge: Callable[[Fetched], PageVerdict | None],
+) -> dict[str, tuple[list[Fetched], list[str]]]:
+    """Each section's pager followed ``depth`` pages on (next link, else the next number:
+    :func:`~newsspider.discovery.lists.next_page`), the sections concurrently, while more
+    than ``reserve`` fetches are left. Per section: the further pages read, and every
+    further page their pagers link (read or not)."""
+
+    async def follow(section: str) -> tuple[list[Fetched], list[str]]:
+        got: list[Fetched] = []
+        linked: dict[str, None] = {}
+        current = await fetcher.get(section)
+        for _ in range(depth):
+            response = current.response
+            if not current.ok or not isinstance(response, TextResponse) or not _is_html(response):
+                break
+            linked.update(dict.fromkeys(page_links(response, section)))
+            nxt = next_page(response, section)
+            if nxt is None or fetcher.left <= reserve or any(f.url == nxt for f in got):
+                break
+            current = await fetcher.get(nxt)
+            if current.ok and current.response is not None:
+                judge(current)
+                got.append(current)
+                linked[nxt] = None
+        if current.ok and isinstance(current.response, TextResponse):
+            linked.update(dict.fromkeys(page_links(current.response, section)))
+        return got, [u for u in linked if u != canonicalize_url(section)]
+
+    results = await asyncio.gather(*(follow(s) for s in sections))
+    return dict(zip(sections, results, strict=True))
+
+
+def _with_reach(
+    found: Discovery, fetcher: Fetcher, *, max_depth: int, sitemaps_per_index: int
+) -> Discovery:
+    """The proposal with its reach (:mod:`.reach`): the crawl the row describes replayed
+    over every page discovery fetched. A row whose lists go deeper than the crawl's default
+    depth gets the depth they need (at most ``max_depth``); a feed or sitemap that lists
+    articles the row does not reach becomes one of its feeds."""
+    site = found.site
+    feed_urls = [f.url for f in site.feeds]
+    pages = pages_of(fetcher.log, feeds=site.feeds)
+    need = needed_depth(site, pages, floor=DEFAULT_DEPTH_LIMIT)
+    if need > DEFAULT_DEPTH_LIMIT:
+        depth = min(need, max_depth)
+        if depth > DEFAULT_DEPTH_LIMIT:
+            site = replace(site, depth_limit=depth)
+        found.notes.append(
+            f"depth: the lists are paginated deeper than start page -> list page -> article "
+            f"(depth {DEFAULT_DEPTH_LIMIT}): "
+            + (f"depth_limit {depth}; " if depth > DEFAULT_DEPTH_LIMIT else "")
+            + (f"they need {need}" if need > max_depth else "every list page seen is reached")
+            + (f", capped by DISCOVERY_MAX_DEPTH {max_depth}" if need > max_depth else "")
+        )
+    depth = site.depth_limit or DEFAULT_DEPTH_LIMIT
+    reach = replay_reach(site, pages, depth_limit=depth, sitemaps_per_index=sitemaps_per_index)
+    missing = [
+        page for reason, page, _ in reach.unreached.values() if reason == FEED_NOT_READ
+    ]
+    added = [u for u in dict.fromkeys(missing) if u not in feed_urls and pages[_canon(u)].feed]
+    if added:
+        kinds = {u: "sitemap" if pages[_canon(u)].kind == "sitemap" else "rss" for u in added}
+        site = replace(site, feeds=(*site.feeds, *(Feed(u, kinds[u]) for u in added)))
+        found.notes.append(
+            f"{', '.join(added)}: lists articles the pages do not reach, so a feed of the row"
+        )
+        reach = replay_reach(site, pages, depth_limit=depth, sitemaps_per_index=sitemaps_per_index)
+    found.site = site
+    found.reach = reach
+    found.fetches = fetcher.spent
+    return found
+
+
+def reach_refusal(found: Discovery, min_reach: float) -> str | None:
+    """Why the proposed row is not written (its reach is under ``min_reach``, the
+    ``ADDSITE_MIN_REACH`` setting), as one line; None when it may be written. A reach
+    that is unknown (no article URL seen) does not refuse."""
+    reach = found.reach
+    if reach is None or reach.share is None or reach.share >= min_reach:
+        return None
+    why = reach.reasons()
+    first = f": {why[0][1]} article URLs {why[0][0]}, {why[0][2]}" if why else ""
+    return (
+        f"the row reaches {reach.reached} of {reach.seen} article URLs seen "
+        f"({reach.share:.0%}), under ADDSITE_MIN_REACH {min_reach:.0%}{first}; "
+        "nothing written (--force writes it)"
+    )
+
+
+def _canon(url: str) -> str:
+    return canonicalize_url(url, keep_fragments=False)
 
 
 def _is_page_of(url: str, section: str) -> bool:
@@ -515,6 +661,7 @@ def _propose(
     tz: str | None,
     home_verdict: PageVerdict,
     section_links: dict[str, list[str]],
+    pagers: dict[str, list[str]],
 ) -> Discovery:
     """The proposed row from the judged samples (module docstring, steps 5 and 6)."""
     decided: dict[tuple, tuple[str, str, list[PageVerdict]]] = {}
@@ -569,10 +716,12 @@ def _propose(
         )
     # Sections judged lists are the start pages; they and their further pages (list
     # groups below a section's URL: /news/index_2.html, /news/?page=2) are the list patterns.
+    # A section with a pager is a list whatever its verdict (its headlines may carry
+    # summaries long enough to pass for a body).
     held = {
         u: sum(1 for link in found if any(re.match(p, link) for p in article_patterns))
         for u, found in section_links.items()
-        if verdicts.get(u) is not None and verdicts[u].kind == "list"
+        if (verdicts.get(u) is not None and verdicts[u].kind == "list") or pagers.get(u)
     }
     # A section lists articles: as many as a third of the richest section at least (the
     # chrome of a login page links a few, from its 'most read' box).
@@ -586,11 +735,17 @@ def _propose(
         for u in g.urls
         if u not in sections and any(_is_page_of(u, s) for s in sections)
     ]
+    # Pagers: the pages of the sections' own pager forms (index_2.html, ?page=2, /page/2/)
+    # get a regex per form; other further pages (/a/20150704/) one per URL form.
+    paged = [u for s in sections for u in pagers.get(s, ())]
+    paged += [u for u in pages if any(is_page_of(u, s) for s in sections)]
     by_family: dict[tuple, list] = {}
-    for u in [*sections, *pages]:
-        shape = shape_of(u)
-        by_family.setdefault(shape.coarse, []).append(shape)
-    list_patterns = [pattern(shapes, exclusive=True) for shapes in by_family.values()]
+    for u in pages:
+        if u not in paged:
+            by_family.setdefault(shape_of(u).coarse, []).append(shape_of(u))
+    row_lists = list_patterns(sections, paged) + [
+        pattern(shapes, exclusive=True) for shapes in by_family.values()
+    ]
     article_samples = [v for v in verdicts.values() if v.kind == "article"]
     offsets = [
         m.group(1).decode()
@@ -618,7 +773,7 @@ def _propose(
         allowed_domains=(domain,),
         start_urls=tuple(start_urls),
         article_patterns=tuple(dict.fromkeys(article_patterns)),
-        list_patterns=tuple(list_patterns),
+        list_patterns=tuple(dict.fromkeys(row_lists)),
         feeds=tuple(feeds),
         tz=tz,
         title_stop_words=stop_words,
