@@ -399,7 +399,6 @@ async def check_site(
     if reach_fetches > 0:
         check.reach = await _reach(site, fetcher, reach_fetches, sitemaps_per_index)
         check.min_reach = min_reach
-        check.fetches = fetcher.spent
     check.checked_at = datetime.now(UTC)
     logger.info("sites check %s: %s (%s fetches)", site.key, check.status, fetcher.spent)
     return check
@@ -410,12 +409,15 @@ async def _reach(site: Site, fetcher: Fetcher, extra: int, sitemaps_per_index: i
     up to ``extra`` more fetches: the site's own sitemaps, the list pages the crawl
     requests and one level beyond its depth."""
     depth = site.depth_limit or DEFAULT_DEPTH_LIMIT
+    spent = fetcher.spent
     if fetcher.budget:
-        fetcher.budget = fetcher.spent + extra
+        fetcher.budget = spent + extra
     pages = await explore_reach(
         site, fetcher, depth_limit=depth, sitemaps_per_index=sitemaps_per_index
     )
-    return replay_reach(site, pages, depth_limit=depth, sitemaps_per_index=sitemaps_per_index)
+    reach = replay_reach(site, pages, depth_limit=depth, sitemaps_per_index=sitemaps_per_index)
+    reach.fetches = fetcher.spent - spent
+    return reach
 
 
 def _verdict(

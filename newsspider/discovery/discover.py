@@ -11,7 +11,11 @@ robots.txt, delays, ``USER_AGENT``, ``REPLAY_ARCHIVE``) with a bounded number of
    newest sitemaps (news sitemaps first). Feeds are read with feedparser, sitemaps with
    Scrapy's own ``Sitemap``; their links join the home page's.
 3. **Sections**: the home page's links that look like section pages (a short path of
-   words, no id) are fetched, up to ``DISCOVERY_SECTIONS``; their links join too.
+   words, no id) are fetched, up to ``DISCOVERY_SECTIONS``; their links join too. Each
+   section's pager (a ``rel=next`` or 下一页/下页/后页/Next link, else the next number of
+   ``index_2.html``, ``list_2.shtml``, ``?page=2``, ``&p=2``, ``/page/2/``:
+   :mod:`.lists`) is followed ``DISCOVERY_LIST_PAGES`` pages on, while more than
+   :data:`SAMPLE_RESERVE` fetches are left; those pages' links join too.
 4. **Groups**: every link is grouped by URL shape (:mod:`.shapes`); groups whose URLs
    carry an id or a date are sampled first, larger groups before smaller ones, each up to
    ``DISCOVERY_SAMPLES`` pages spread over the group, and every sample is extracted and
@@ -20,12 +24,18 @@ robots.txt, delays, ``USER_AGENT``, ``REPLAY_ARCHIVE``) with a bounded number of
    (:func:`.shapes.pattern`), general enough for the group and no more: when pages of
    another kind share the form, varying words become the alternation of those seen. A
    regex that would match any link judged otherwise is narrowed. Section pages judged
-   lists become ``list_patterns`` and start pages.
+   lists, or with a pager, become start pages; they and their pager forms (the page
+   number a ``\\d+``: :func:`.lists.list_patterns`) become ``list_patterns``.
 6. **Facts**: the time zone (the country of the domain, the page's ``lang``, the offsets
    its times print), the ``<title>`` suffixes to cut (Zou & Zhong 2011 §1.2.3's stop
    words, learnt from the samples' ``<title>`` against their headlines), the charset the
    pages declare, and whether the text appears only after scripts run (``render``) or
    sits in an embedded JSON blob (``json_path``).
+7. **Reach** (:mod:`.reach`): the crawl the row describes is replayed over every page
+   fetched. A row whose lists go deeper than start page -> list page -> article gets the
+   ``depth_limit`` they need (at most ``DISCOVERY_MAX_DEPTH``); a feed or sitemap that
+   lists articles the row does not reach becomes one of its feeds; the reach (of the
+   article URLs seen, how many the row gets to, and why not the others) is in the report.
 
 Nothing here writes: the caller gets a :class:`Discovery` (the proposed :class:`Site`
 and the report) and decides.

@@ -160,6 +160,8 @@ class Reach:
     article_page_only: int = 0
     #: Depth at which each reached article is first requested.
     depths: dict[str, int] = field(default_factory=dict)
+    #: Fetches made for the reach alone (``scrapy sites check``), beyond the check's.
+    fetches: int = 0
 
     @property
     def share(self) -> float | None:
@@ -221,6 +223,7 @@ class Reach:
                 for r, n, d, ex in self.reasons()
             ],
             "article_page_only": self.article_page_only,
+            "fetches": self.fetches,
         }
 
 
