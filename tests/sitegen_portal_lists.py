@@ -17,7 +17,8 @@ zhongzhou  https://www.zhongzhou-news.cn/                  four channels, five l
                                                            ``?page=N`` with 上一页/下一页 only,
                                                            ``keji`` ``/page/N/`` with a
                                                            ``rel=next`` 后页 link only, ``shehui``
-                                                           ``list_N.shtml`` with every number;
+                                                           ``list_N.shtml`` with every number
+                                                           and a lead paragraph per headline;
                                                            the home page links the 8 newest
 xiyu       https://www.xiyu-ribao.cn/                      three channels that show their 4
            ``/news/NNNNNN.shtml``                          newest articles and no pager;
@@ -152,6 +153,18 @@ def _numbered(cases: Sequence[_Case], salt: str, start: int) -> list[tuple[_Case
     return out
 
 
+def _summaries(chunk: Sequence[tuple[str, _Case, str]]) -> str:
+    """Headlines each with its lead paragraph and time: a channel page whose text is
+    mostly not links (judged no list by its link density, the issue's failing portal)."""
+    items = [
+        f'<div class="item"><h3><a href="{_e(url)}">{_e(case.headline)}</a></h3>'
+        f"<p>{_e(case.summary)}……{_e(case.summary[::-1])}</p>"
+        f'<span class="time">{case.time.astimezone(CST):%Y-%m-%d %H:%M}</span></div>'
+        for url, case, _ in chunk
+    ]
+    return '<div class="news-list">\n' + "\n".join(items) + "\n</div>"
+
+
 def _zz_build(cases: list[_Case]) -> tuple[_Out, FakeSite]:
     out = _Out()
     name = "中州新闻网"
@@ -193,7 +206,11 @@ def _zz_build(cases: list[_Case]) -> tuple[_Out, FakeSite]:
             body = (
                 f'<div class="crumb"><a href="{_ZZ}/">首页</a> &gt; {label}</div>\n'
                 f'<h1 class="chan">{label}</h1>\n'
-                + _ul([link(a) for a in chunk], "news-list")
+                + (
+                    _summaries(chunk)
+                    if slug == "shehui"
+                    else _ul([link(a) for a in chunk], "news-list")
+                )
                 + "\n"
                 + pager_html
             )

@@ -674,6 +674,7 @@ def _propose(
     pagers: dict[str, list[str]],
 ) -> Discovery:
     """The proposed row from the judged samples (module docstring, steps 5 and 6)."""
+    paged_urls = {u for pages in pagers.values() for u in pages}
     decided: dict[tuple, tuple[str, str, list[PageVerdict]]] = {}
     shells = ScriptShells.of(fetcher.log, verdicts, tz=tz, domain=domain)
     for g in groups:
@@ -682,6 +683,11 @@ def _propose(
         if kind == "other" and _shells(samples):
             found = shells.judge(samples, reason)
             kind, reason = found.kind, found.reason
+        pager_pages = [u for u in g.urls if u in paged_urls]
+        if pager_pages and len(pager_pages) == len(g.urls) and kind != "list":
+            # a section's further pages, whatever their text looks like (headlines with
+            # their lead paragraphs pass for an article's body)
+            kind, reason = "list", f"pages of a section's pager ({reason})"
         decided[g.key] = (kind, reason, samples)
     # An unsampled group takes the verdict its URL form's sampled groups agree on.
     for family in families(groups).values():
