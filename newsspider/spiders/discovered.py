@@ -107,6 +107,14 @@ class DiscoveredNewsSpider(NewsSpider):
             "discovered %s in %s fetches: %s", self.home, found.fetches, _summary(self.site)
         )
         self.logger.debug("discovery report:\n%s", found.report())
+        depth = self.settings.getint("DEPTH_LIMIT")
+        if self.site.depth_limit and 0 < depth < self.site.depth_limit:
+            # DepthMiddleware read DEPTH_LIMIT when the crawl started, before discovery
+            self.logger.warning(
+                "%s: its lists need depth %s, this crawl runs at DEPTH_LIMIT %s; give "
+                "-s DEPTH_LIMIT=%s, or write the row (scrapy addsite %s --write)",
+                self.home, self.site.depth_limit, depth, self.site.depth_limit, self.home,
+            )
         async for request in super().start():
             yield request
 
