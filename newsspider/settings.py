@@ -186,12 +186,24 @@ SPIDER_LOADER_CLASS = "newsspider.spiders.loader.SiteSpiderLoader"
 # (start pages and feeds, 2 sitemaps of an index, 2 list pages, 3 sampled articles;
 # robots.txt not counted), so checking every row stays a light touch on each site.
 SITES_CHECK_MAX_FETCHES = 12
+# ... and at most this many more for the row's reach (the site's robots.txt sitemaps, the
+# list pages the crawl requests and one level deeper; docs/crawling.md#reach), judged
+# against ADDSITE_MIN_REACH. 0: no reach.
+SITES_CHECK_REACH_FETCHES = 24
 # Discovery (`scrapy addsite URL`, `scrapy crawl news -a url=URL`; newsspider/discovery/):
-# at most this many fetches per site (home, robots.txt, feeds, sitemaps, sections, samples),
-# the pages sampled per URL group, and the section pages of the home page read.
-DISCOVERY_MAX_FETCHES = 48
+# at most this many fetches per site (home, robots.txt, feeds, sitemaps, sections, their
+# pagers, samples), the pages sampled per URL group, and the section pages of the home page
+# read. Each section's pager is followed DISCOVERY_LIST_PAGES pages on (while 24 fetches are
+# left for the samples); a row whose lists go deeper than the crawl's depth 2 gets a
+# depth_limit, at most DISCOVERY_MAX_DEPTH. `scrapy addsite --write` writes a row whose
+# replayed crawl reaches less than ADDSITE_MIN_REACH of the article URLs seen only with
+# --force; `scrapy sites check` fails a site below it (docs/crawling.md#reach).
+DISCOVERY_MAX_FETCHES = 80
 DISCOVERY_SAMPLES = 3
 DISCOVERY_SECTIONS = 6
+DISCOVERY_LIST_PAGES = 3
+DISCOVERY_MAX_DEPTH = 6
+ADDSITE_MIN_REACH = 0.9
 
 # Backfill (`scrapy backfill`, newsspider/backfill/, docs/backfill.md): web archives ask for
 # moderation, so a backfill runs at this delay and concurrency per archive host (a command

@@ -206,7 +206,8 @@ def test_each_status_one_line_and_exit_3(small, tmp_path) -> None:
     for key, status in SMALL_STATUS.items():
         assert re.match(rf"{key}\s+{status}(?::|\s)", lines[key]), lines[key]
     assert re.search(
-        r"alpha\s+ok\s+3 article links, 1 list link, 3/3 samples with title, time and body$",
+        r"alpha\s+ok\s+3 article links, 1 list link, 3/3 samples with title, time and body"
+        r"; reach 4 of 4 article URLs seen \(100%\) at depth 2$",
         lines["alpha"],
     )
     assert "scrapy addsite https://www.delta-news.test/ to learn the new URL forms" in (

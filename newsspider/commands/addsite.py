@@ -14,10 +14,17 @@ URL group, the sampled pages with title, time and body length, the decision and 
 then ``scrapy crawl KEY``, ``scrapy nightly``, cluster mode and re-extraction treat it like
 a built-in site.
 
+Before anything is written, the crawl the row describes is replayed over the pages
+discovery fetched (:mod:`newsspider.discovery.reach`) and its reach printed: of the article
+URLs seen, how many the row's start pages, list patterns, feeds and depth get to, and why
+the others are out of reach. ``--write`` refuses a row that reaches less than
+``ADDSITE_MIN_REACH`` (0.9) of them unless ``--force`` is given.
+
 Exit status: 0 a row was proposed (and written with ``--write``); 2 bad input (a URL that
 is not http(s), a key that exists, an unknown time zone, a home page that is not HTML);
-3 the home page could not be fetched, or no group of its links is articles. Nothing is
-written unless the status is 0.
+3 the home page could not be fetched, or no group of its links is articles, or (with
+``--write`` and without ``--force``) the row's reach is under ``ADDSITE_MIN_REACH``.
+Nothing is written unless the status is 0.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from typing import ClassVar
 from scrapy.exceptions import UsageError
 
 from newsspider.cli import NewsCommand, time_zone
+from newsspider.discovery.discover import EXIT_NOTHING_FETCHED, reach_refusal
 from newsspider.discovery.spider import DiscoverySpider
 from newsspider.errors import UserError
 from newsspider.preflight import check_settings
@@ -43,7 +51,7 @@ class Command(NewsCommand):
     default_settings: ClassVar[dict] = {"LOG_LEVEL": "WARNING"}
 
     def syntax(self) -> str:
-        return "URL [--key K] [--name N] [--tz ZONE] [--write]"
+        return "URL [--key K] [--name N] [--tz ZONE] [--write [--force]]"
 
     def short_desc(self) -> str:
         return "Discover a news site from its home page and propose (or write) its row"
@@ -54,8 +62,11 @@ class Command(NewsCommand):
             "downloader, at most DISCOVERY_MAX_FETCHES fetches), group their links by URL "
             "shape, extract samples of each group, and propose the site's row: article and "
             "list URL patterns, start pages, feeds, time zone, title suffixes, encoding. "
-            "--write adds it to SITES_FILE. Exit status: 0 proposed, 2 bad input, "
-            "3 nothing fetched or no article links found; nothing is written unless 0."
+            "The crawl the row describes is replayed over the fetched pages and its reach "
+            "reported; --write adds the row to SITES_FILE, refusing one that reaches under "
+            "ADDSITE_MIN_REACH of the article URLs seen unless --force. Exit status: 0 "
+            "proposed, 2 bad input, 3 nothing fetched, no article links found or reach too "
+            "low; nothing is written unless 0."
         )
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
@@ -65,6 +76,11 @@ class Command(NewsCommand):
         parser.add_argument("--tz", help="IANA zone of its times (default: guessed)")
         parser.add_argument(
             "--write", action="store_true", help="add the row to SITES_FILE (created if missing)"
+        )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="with --write: write the row even when its reach is under ADDSITE_MIN_REACH",
         )
 
     def check(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -112,6 +128,12 @@ class Command(NewsCommand):
             )
             self.exitcode = 2
             return
+        if opts.write and not opts.force:
+            refused = reach_refusal(discovery, self.settings.getfloat("ADDSITE_MIN_REACH"))
+            if refused:
+                print(f"scrapy addsite: error: {refused}", file=sys.stderr)  # noqa: T201
+                self.exitcode = EXIT_NOTHING_FETCHED
+                return
         if opts.write:
             path = sites_file(self.settings)
             try:

@@ -64,10 +64,11 @@ from scrapy.settings import BaseSettings
 from newsspider.coverage.compare import UNKNOWN, SiteCoverage
 from newsspider.coverage.read import check_coverage
 from newsspider.discovery.fetch import Fetched, Fetcher, QuietSpider
+from newsspider.discovery.reach import Reach, explore_reach, replay_reach
 from newsspider.discovery.shapes import has_id
 from newsspider.extraction import ExtractionError, extract_article
 from newsspider.sites import BUILTIN, SITES, Feed, Site, nightly_sites
-from newsspider.spiders.news import FEED_META, ITEM_HEADERS, feed_links
+from newsspider.spiders.news import DEFAULT_DEPTH_LIMIT, FEED_META, ITEM_HEADERS, feed_links
 from newsspider.storage.sitechecks import LastCheck, read_last_checks, record_checks
 
 if TYPE_CHECKING:
@@ -153,6 +154,9 @@ class SiteCheck:
     #: The listing compared with the corpus (newsspider.coverage); None: not compared.
     coverage: SiteCoverage | None = None
     coverage_warn: float = 0.0
+    #: The row's reach over the pages the check fetched, and the share it must reach.
+    reach: Reach | None = None
+    min_reach: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -162,6 +166,12 @@ class SiteCheck:
     def coverage_low(self) -> bool:
         """Coverage known and below ``COVERAGE_WARN`` (unknown is not low)."""
         return self.coverage is not None and self.coverage.below(self.coverage_warn)
+
+    @property
+    def reach_ok(self) -> bool:
+        """The reach is at least ``min_reach``, or unknown (no article URL seen)."""
+        share = None if self.reach is None else self.reach.share
+        return share is None or share >= self.min_reach
 
     def as_json(self) -> dict[str, Any]:
         """The object ``--json`` prints for the site."""
@@ -183,6 +193,9 @@ class SiteCheck:
             "fetches": self.fetches,
             "checked_at": self.checked_at.isoformat(timespec="seconds"),
             "coverage": None if self.coverage is None else self.coverage.as_json(),
+            "reach": None
+            if self.reach is None
+            else {**self.reach.as_json(), "min": self.min_reach, "ok": self.reach_ok},
         }
 
     def line(self, key_width: int = 0) -> str:
@@ -193,12 +206,25 @@ class SiteCheck:
             text = f"{key}  {self.status}  {self.detail}"
         else:
             text = f"{key}  {self.status}: {self.detail}"
+        text += self._reach_text()
         coverage = (
             self.coverage.line(self.coverage_warn)
             if self.coverage is not None
             else f"{self.key}: {UNKNOWN} (not compared: the database could not be used)"
         )
         return f"{text}\n  {coverage}"
+
+    def _reach_text(self) -> str:
+        """``; reach 96 of 99 article URLs seen (97%) at depth 5``, with what is out of
+        reach when under ``min_reach``."""
+        if self.reach is None:
+            return ""
+        text = f"; {self.reach.summary()}"
+        if not self.reach_ok:
+            text += f", under {self.min_reach:.0%}"
+            for reason, n, detail, _ in self.reach.reasons()[:2]:
+                text += f"; {n} {reason}: {detail}"
+        return text
 
     def stored(self) -> LastCheck:
         """The row ``site_checks`` keeps."""
@@ -353,8 +379,12 @@ def _samples_text(samples: Sequence[Sample]) -> str:
     return text + (f" ({_counts(problems)})" if problems else "")
 
 
-async def check_site(site: Site, fetcher: Fetcher) -> SiteCheck:
-    """Check one row (module docstring) with at most ``fetcher.budget`` fetches."""
+async def check_site(
+    site: Site, fetcher: Fetcher, *, reach_fetches: int = 0, min_reach: float = 0.0,
+    sitemaps_per_index: int = SITEMAPS_PER_INDEX,
+) -> SiteCheck:
+    """Check one row (module docstring) with at most ``fetcher.budget`` fetches, then,
+    with ``reach_fetches`` more, its reach (:func:`_reach`)."""
     found = _Found(site)
     entries = _entries(site)
     # The start pages and feeds, keeping SAMPLES fetches for the articles.
@@ -390,9 +420,28 @@ async def check_site(site: Site, fetcher: Fetcher) -> SiteCheck:
     )
     tried = [(url, feed) for url, feed, _ in first]
     check.status, check.detail = _verdict(site, found, samples, tried, unread)
+    if reach_fetches > 0:
+        check.reach = await _reach(site, fetcher, reach_fetches, sitemaps_per_index)
+        check.min_reach = min_reach
     check.checked_at = datetime.now(UTC)
     logger.info("sites check %s: %s (%s fetches)", site.key, check.status, fetcher.spent)
     return check
+
+
+async def _reach(site: Site, fetcher: Fetcher, extra: int, sitemaps_per_index: int) -> Reach:
+    """The row's reach (:mod:`newsspider.discovery.reach`) over what the check fetched and
+    up to ``extra`` more fetches: the site's own sitemaps, the list pages the crawl
+    requests and one level beyond its depth."""
+    depth = site.depth_limit or DEFAULT_DEPTH_LIMIT
+    spent = fetcher.spent
+    if fetcher.budget:
+        fetcher.budget = spent + extra
+    pages = await explore_reach(
+        site, fetcher, depth_limit=depth, sitemaps_per_index=sitemaps_per_index
+    )
+    reach = replay_reach(site, pages, depth_limit=depth, sitemaps_per_index=sitemaps_per_index)
+    reach.fetches = fetcher.spent - spent
+    return reach
 
 
 def _verdict(
@@ -465,9 +514,17 @@ class SiteCheckSpider(QuietSpider):
     async def start(self) -> AsyncIterator[Request]:
         budget = self.settings.getint("SITES_CHECK_MAX_FETCHES")
         now = datetime.now(UTC)
+        reach = {
+            "reach_fetches": self.settings.getint("SITES_CHECK_REACH_FETCHES"),
+            "min_reach": self.settings.getfloat("ADDSITE_MIN_REACH"),
+            "sitemaps_per_index": self.settings.getint("NEWS_SITEMAPS_PER_INDEX"),
+        }
         try:
             checks = await asyncio.gather(
-                *(check_site(SITES[key], Fetcher(self.crawler, budget)) for key in self.keys)
+                *(
+                    check_site(SITES[key], Fetcher(self.crawler, budget), **reach)
+                    for key in self.keys
+                )
             )
             coverages = await asyncio.gather(
                 *(check_coverage(self.crawler, SITES[key], now=now) for key in self.keys)
@@ -492,9 +549,13 @@ class CheckRun:
 
     @property
     def exit_code(self) -> int:
-        """0 when every checked site is ``ok`` with its coverage not below ``COVERAGE_WARN``,
-        else :data:`EXIT_FAILED`."""
-        return 0 if all(c.ok and not c.coverage_low for c in self.checks) else EXIT_FAILED
+        """0 when every checked site is ``ok``, reaches ``ADDSITE_MIN_REACH`` and has its
+        coverage not below ``COVERAGE_WARN``, else :data:`EXIT_FAILED`."""
+        return (
+            0
+            if all(c.ok and c.reach_ok and not c.coverage_low for c in self.checks)
+            else EXIT_FAILED
+        )
 
     def lines(self) -> list[str]:
         width = max((len(c.key) for c in self.checks), default=0)

@@ -11,7 +11,11 @@ robots.txt, delays, ``USER_AGENT``, ``REPLAY_ARCHIVE``) with a bounded number of
    newest sitemaps (news sitemaps first). Feeds are read with feedparser, sitemaps with
    Scrapy's own ``Sitemap``; their links join the home page's.
 3. **Sections**: the home page's links that look like section pages (a short path of
-   words, no id) are fetched, up to ``DISCOVERY_SECTIONS``; their links join too.
+   words, no id) are fetched, up to ``DISCOVERY_SECTIONS``; their links join too. Each
+   section's pager (a ``rel=next`` or 下一页/下页/后页/Next link, else the next number of
+   ``index_2.html``, ``list_2.shtml``, ``?page=2``, ``&p=2``, ``/page/2/``:
+   :mod:`.lists`) is followed ``DISCOVERY_LIST_PAGES`` pages on, while more than
+   :data:`SAMPLE_RESERVE` fetches are left; those pages' links join too.
 4. **Groups**: every link is grouped by URL shape (:mod:`.shapes`); groups whose URLs
    carry an id or a date are sampled first, larger groups before smaller ones, each up to
    ``DISCOVERY_SAMPLES`` pages spread over the group, and every sample is extracted and
@@ -20,12 +24,18 @@ robots.txt, delays, ``USER_AGENT``, ``REPLAY_ARCHIVE``) with a bounded number of
    (:func:`.shapes.pattern`), general enough for the group and no more: when pages of
    another kind share the form, varying words become the alternation of those seen. A
    regex that would match any link judged otherwise is narrowed. Section pages judged
-   lists become ``list_patterns`` and start pages.
+   lists, or with a pager, become start pages; they and their pager forms (the page
+   number a ``\\d+``: :func:`.lists.list_patterns`) become ``list_patterns``.
 6. **Facts**: the time zone (the country of the domain, the page's ``lang``, the offsets
    its times print), the ``<title>`` suffixes to cut (Zou & Zhong 2011 §1.2.3's stop
    words, learnt from the samples' ``<title>`` against their headlines), the charset the
    pages declare, and whether the text appears only after scripts run (``render``) or
    sits in an embedded JSON blob (``json_path``).
+7. **Reach** (:mod:`.reach`): the crawl the row describes is replayed over every page
+   fetched. A row whose lists go deeper than start page -> list page -> article gets the
+   ``depth_limit`` they need (at most ``DISCOVERY_MAX_DEPTH``); a feed or sitemap that
+   lists articles the row does not reach becomes one of its feeds; the reach (of the
+   article URLs seen, how many the row gets to, and why not the others) is in the report.
 
 Nothing here writes: the caller gets a :class:`Discovery` (the proposed :class:`Site`
 and the report) and decides.
@@ -37,7 +47,7 @@ import asyncio
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urljoin, urlsplit
 
 import feedparser
@@ -48,6 +58,14 @@ from w3lib.url import canonicalize_url
 
 from newsspider.discovery.classify import PageVerdict, group_verdict, judge_page
 from newsspider.discovery.fetch import Fetched, Fetcher
+from newsspider.discovery.lists import is_page_of, list_patterns, next_page, page_links
+from newsspider.discovery.reach import (
+    FEED_NOT_READ,
+    Reach,
+    needed_depth,
+    pages_of,
+    replay_reach,
+)
 from newsspider.discovery.scripts import ScriptShells
 from newsspider.discovery.shapes import (
     Group,
@@ -62,6 +80,7 @@ from newsspider.discovery.shapes import (
 )
 from newsspider.errors import UserError
 from newsspider.sites.model import Feed, Site
+from newsspider.spiders.news import DEFAULT_DEPTH_LIMIT
 
 __all__ = [
     "FEED_PATHS",
@@ -71,6 +90,7 @@ __all__ = [
     "GroupReport",
     "discover",
     "guess_tz",
+    "reach_refusal",
     "site_key",
     "title_suffixes",
 ]
@@ -86,6 +106,8 @@ MAX_START_URLS = 8
 #: Article links a section page holds at least to be a start page (a login or an
 #: "about us" page is link-dense too, but links no article).
 MIN_SECTION_ARTICLES = 2
+#: Fetches a pager may not take from the budget: they are kept for the samples.
+SAMPLE_RESERVE = 24
 
 _FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -141,6 +163,7 @@ class Discovery:
     fetches: int
     budget: int
     article_links: int = 0
+    reach: Reach | None = None
 
     def report(self) -> str:
         """Every proposed field, then per URL group the samples, the decision and why."""
@@ -160,6 +183,10 @@ class Discovery:
             lines.append("  render           true (the pages show their text only after scripts)")
         if s.json_path:
             lines.append(f"  json_path        {s.json_path}")
+        if s.depth_limit is not None:
+            lines.append(f"  depth_limit      {s.depth_limit}")
+        if self.reach is not None:
+            lines += [f"  {line}" for line in self.reach.lines()]
         lines += [f"  note: {note}" for note in self.notes]
         lines.append("URL groups (largest first):")
         for g in self.groups:
@@ -278,9 +305,16 @@ async def discover(
     tz: str | None = None,
     samples: int = 3,
     sections: int = 4,
+    list_pages: int = 3,
+    max_depth: int = DEFAULT_DEPTH_LIMIT + 3,
+    sitemaps_per_index: int = 2,
 ) -> Discovery:
     """Learn a site row from ``home`` (module docstring). :class:`DiscoveryError` when the
-    home page cannot be fetched or is not HTML, or when no group of links is articles."""
+    home page cannot be fetched or is not HTML, or when no group of links is articles.
+
+    ``list_pages``: further pages of each section followed through its pager;
+    ``max_depth``: the deepest ``depth_limit`` the row may get; ``sitemaps_per_index``: the
+    crawl's ``NEWS_SITEMAPS_PER_INDEX``, for the replay of the row's reach."""
     notes: list[str] = []
     first = await fetcher.get(home)
     if first.response is None or not first.ok:
@@ -407,17 +441,36 @@ async def discover(
             section_links[f.url] = [canonicalize_url(u) for u in _page_links(f.response)]
             links.add(section_links[f.url], "section page")
 
+    # -- pagination: each section's pager followed a few pages deep ------------------------
+    pagers = await _follow_pagers(
+        fetcher, list(section_links), list_pages, reserve=SAMPLE_RESERVE, judge=judge
+    )
+    for section, (fetched_pages, linked) in pagers.items():
+        for f in fetched_pages:
+            found = [canonicalize_url(u) for u in _page_links(f.response)]
+            section_links[section] = section_links[section] + found
+            links.add(found, "list page")
+        if fetched_pages or linked:
+            notes.append(
+                f"pager of {section}: {len(fetched_pages)} further pages read"
+                f" ({', '.join(f.url for f in fetched_pages) or 'none'}), "
+                f"{len(linked)} linked"
+            )
+
     # -- groups and samples ------------------------------------------------------------
+    pager_urls = {u for got, linked in pagers.values() for u in [*(f.url for f in got), *linked]}
     candidates = [u for u in links.found if u not in feed_urls and u != home_url]
     groups = group_urls(candidates)
     for urls in _sampling_order(groups):
         if fetcher.left <= 0:
             notes.append("fetch budget spent: the remaining groups were not sampled")
             break
+        if all(u in pager_urls for u in urls):
+            continue  # a pager's pages: read (some of them) already
         todo = [u for u in _spread(urls, samples) if u not in verdicts][: max(fetcher.left, 0)]
         for f in await asyncio.gather(*(fetcher.get(u) for u in todo)):
             judge(f)
-    return _propose(
+    found = _propose(
         home=base,
         host=host,
         domain=domain,
@@ -432,7 +485,110 @@ async def discover(
         tz=tz,
         home_verdict=verdicts[home_url],
         section_links=section_links,
+        pagers={s: [f.url for f in got] + linked for s, (got, linked) in pagers.items()},
     )
+    return _with_reach(
+        found, fetcher, max_depth=max_depth, sitemaps_per_index=sitemaps_per_index
+    )
+
+
+async def _follow_pagers(
+    fetcher: Fetcher,
+    sections: list[str],
+    depth: int,
+    *,
+    reserve: int,
+    judge: Callable[[Fetched], PageVerdict | None],
+) -> dict[str, tuple[list[Fetched], list[str]]]:
+    """Each section's pager followed ``depth`` pages on (next link, else the next number:
+    :func:`~newsspider.discovery.lists.next_page`), the sections concurrently, while more
+    than ``reserve`` fetches are left. Per section: the further pages read, and every
+    further page their pagers link (read or not)."""
+
+    async def follow(section: str) -> tuple[list[Fetched], list[str]]:
+        got: list[Fetched] = []
+        linked: dict[str, None] = {}
+        current = await fetcher.get(section)
+        for _ in range(depth):
+            response = current.response
+            if not current.ok or not isinstance(response, TextResponse) or not _is_html(response):
+                break
+            linked.update(dict.fromkeys(page_links(response, section)))
+            nxt = next_page(response, section)
+            if nxt is None or fetcher.left <= reserve or any(f.url == nxt for f in got):
+                break
+            current = await fetcher.get(nxt)
+            if current.ok and current.response is not None:
+                judge(current)
+                got.append(current)
+                linked[nxt] = None
+        if current.ok and isinstance(current.response, TextResponse):
+            linked.update(dict.fromkeys(page_links(current.response, section)))
+        return got, [u for u in linked if u != canonicalize_url(section)]
+
+    results = await asyncio.gather(*(follow(s) for s in sections))
+    return dict(zip(sections, results, strict=True))
+
+
+def _with_reach(
+    found: Discovery, fetcher: Fetcher, *, max_depth: int, sitemaps_per_index: int
+) -> Discovery:
+    """The proposal with its reach (:mod:`.reach`): the crawl the row describes replayed
+    over every page discovery fetched. A row whose lists go deeper than the crawl's default
+    depth gets the depth they need (at most ``max_depth``); a feed or sitemap that lists
+    articles the row does not reach becomes one of its feeds."""
+    site = found.site
+    feed_urls = [f.url for f in site.feeds]
+    pages = pages_of(fetcher.log, feeds=site.feeds)
+    need = needed_depth(site, pages, floor=DEFAULT_DEPTH_LIMIT)
+    if need > DEFAULT_DEPTH_LIMIT:
+        depth = min(need, max_depth)
+        if depth > DEFAULT_DEPTH_LIMIT:
+            site = replace(site, depth_limit=depth)
+        found.notes.append(
+            f"depth: the lists are paginated deeper than start page -> list page -> article "
+            f"(depth {DEFAULT_DEPTH_LIMIT}): "
+            + (f"depth_limit {depth}; " if depth > DEFAULT_DEPTH_LIMIT else "")
+            + (f"they need {need}" if need > max_depth else "every list page seen is reached")
+            + (f", capped by DISCOVERY_MAX_DEPTH {max_depth}" if need > max_depth else "")
+        )
+    depth = site.depth_limit or DEFAULT_DEPTH_LIMIT
+    reach = replay_reach(site, pages, depth_limit=depth, sitemaps_per_index=sitemaps_per_index)
+    missing = [
+        page for reason, page, _ in reach.unreached.values() if reason == FEED_NOT_READ
+    ]
+    added = [u for u in dict.fromkeys(missing) if u not in feed_urls and pages[_canon(u)].feed]
+    if added:
+        kinds = {u: "sitemap" if pages[_canon(u)].kind == "sitemap" else "rss" for u in added}
+        site = replace(site, feeds=(*site.feeds, *(Feed(u, kinds[u]) for u in added)))
+        found.notes.append(
+            f"{', '.join(added)}: lists articles the pages do not reach, so a feed of the row"
+        )
+        reach = replay_reach(site, pages, depth_limit=depth, sitemaps_per_index=sitemaps_per_index)
+    found.site = site
+    found.reach = reach
+    found.fetches = fetcher.spent
+    return found
+
+
+def reach_refusal(found: Discovery, min_reach: float) -> str | None:
+    """Why the proposed row is not written (its reach is under ``min_reach``, the
+    ``ADDSITE_MIN_REACH`` setting), as one line; None when it may be written. A reach
+    that is unknown (no article URL seen) does not refuse."""
+    reach = found.reach
+    if reach is None or reach.share is None or reach.share >= min_reach:
+        return None
+    why = reach.reasons()
+    first = f": {why[0][1]} article URLs {why[0][0]}, {why[0][2]}" if why else ""
+    return (
+        f"the row reaches {reach.reached} of {reach.seen} article URLs seen "
+        f"({reach.share:.0%}), under ADDSITE_MIN_REACH {min_reach:.0%}{first}; "
+        "nothing written (--force writes it)"
+    )
+
+
+def _canon(url: str) -> str:
+    return canonicalize_url(url, keep_fragments=False)
 
 
 def _is_page_of(url: str, section: str) -> bool:
@@ -515,8 +671,10 @@ def _propose(
     tz: str | None,
     home_verdict: PageVerdict,
     section_links: dict[str, list[str]],
+    pagers: dict[str, list[str]],
 ) -> Discovery:
     """The proposed row from the judged samples (module docstring, steps 5 and 6)."""
+    paged_urls = {u for pages in pagers.values() for u in pages}
     decided: dict[tuple, tuple[str, str, list[PageVerdict]]] = {}
     shells = ScriptShells.of(fetcher.log, verdicts, tz=tz, domain=domain)
     for g in groups:
@@ -525,6 +683,11 @@ def _propose(
         if kind == "other" and _shells(samples):
             found = shells.judge(samples, reason)
             kind, reason = found.kind, found.reason
+        pager_pages = [u for u in g.urls if u in paged_urls]
+        if pager_pages and len(pager_pages) == len(g.urls) and kind != "list":
+            # a section's further pages, whatever their text looks like (headlines with
+            # their lead paragraphs pass for an article's body)
+            kind, reason = "list", f"pages of a section's pager ({reason})"
         decided[g.key] = (kind, reason, samples)
     # An unsampled group takes the verdict its URL form's sampled groups agree on.
     for family in families(groups).values():
@@ -569,10 +732,12 @@ def _propose(
         )
     # Sections judged lists are the start pages; they and their further pages (list
     # groups below a section's URL: /news/index_2.html, /news/?page=2) are the list patterns.
+    # A section with a pager is a list whatever its verdict (its headlines may carry
+    # summaries long enough to pass for a body).
     held = {
         u: sum(1 for link in found if any(re.match(p, link) for p in article_patterns))
         for u, found in section_links.items()
-        if verdicts.get(u) is not None and verdicts[u].kind == "list"
+        if (verdicts.get(u) is not None and verdicts[u].kind == "list") or pagers.get(u)
     }
     # A section lists articles: as many as a third of the richest section at least (the
     # chrome of a login page links a few, from its 'most read' box).
@@ -586,11 +751,17 @@ def _propose(
         for u in g.urls
         if u not in sections and any(_is_page_of(u, s) for s in sections)
     ]
+    # Pagers: the pages of the sections' own pager forms (index_2.html, ?page=2, /page/2/)
+    # get a regex per form; other further pages (/a/20150704/) one per URL form.
+    paged = [u for s in sections for u in pagers.get(s, ())]
+    paged += [u for u in pages if any(is_page_of(u, s) for s in sections)]
     by_family: dict[tuple, list] = {}
-    for u in [*sections, *pages]:
-        shape = shape_of(u)
-        by_family.setdefault(shape.coarse, []).append(shape)
-    list_patterns = [pattern(shapes, exclusive=True) for shapes in by_family.values()]
+    for u in pages:
+        if u not in paged:
+            by_family.setdefault(shape_of(u).coarse, []).append(shape_of(u))
+    row_lists = list_patterns(sections, paged) + [
+        pattern(shapes, exclusive=True) for shapes in by_family.values()
+    ]
     article_samples = [v for v in verdicts.values() if v.kind == "article"]
     offsets = [
         m.group(1).decode()
@@ -618,7 +789,7 @@ def _propose(
         allowed_domains=(domain,),
         start_urls=tuple(start_urls),
         article_patterns=tuple(dict.fromkeys(article_patterns)),
-        list_patterns=tuple(list_patterns),
+        list_patterns=tuple(dict.fromkeys(row_lists)),
         feeds=tuple(feeds),
         tz=tz,
         title_stop_words=stop_words,

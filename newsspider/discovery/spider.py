@@ -50,6 +50,9 @@ class DiscoverySpider(QuietSpider):
                 tz=self.tz,
                 samples=settings.getint("DISCOVERY_SAMPLES"),
                 sections=settings.getint("DISCOVERY_SECTIONS"),
+                list_pages=settings.getint("DISCOVERY_LIST_PAGES"),
+                max_depth=settings.getint("DISCOVERY_MAX_DEPTH"),
+                sitemaps_per_index=settings.getint("NEWS_SITEMAPS_PER_INDEX"),
             )
         except DiscoveryError as exc:
             self.error = exc

@@ -72,6 +72,9 @@ class Site:
     ``section_from_path`` says the first segment of its article URLs' paths names the
     section (``/finance/2024/...``), the section stored when a page states none
     (:meth:`path_section`);
+    ``depth_limit`` is the crawl's ``DEPTH_LIMIT`` for the row (None: the spider's
+    default, start page -> list page -> article), set by ``scrapy addsite`` when the
+    site's lists are paginated deeper than that (docs/crawling.md#reach);
     ``checked`` is False until ``scrapy sites check`` has passed for the row;
     ``enabled`` (default: ``checked``) puts it in ``scrapy nightly``; ``facts`` says where
     its facts come from; ``examples`` are article URLs its patterns were written from;
@@ -91,6 +94,7 @@ class Site:
     render: bool = False
     json_path: str | None = None
     section_from_path: bool = False
+    depth_limit: int | None = None
     checked: bool = True
     enabled: bool = True
     facts: str = ""
@@ -107,6 +111,8 @@ class Site:
         _compiled(self.article_patterns)
         _compiled(self.list_patterns)
         ZoneInfo(self.tz)
+        if self.depth_limit is not None and self.depth_limit < 1:
+            raise ValueError(f"{self.key}: depth_limit {self.depth_limit} is not positive")
 
     @property
     def zone(self) -> ZoneInfo:

@@ -82,6 +82,7 @@ FIELDS: dict[str, tuple[str, bool]] = {
     "render": ("bool", False),
     "json_path": ("str", False),
     "section_from_path": ("bool", False),
+    "depth_limit": ("int", False),
     "checked": ("bool", False),
     "enabled": ("bool", False),
     "facts": ("str", False),
@@ -98,6 +99,7 @@ def _kind_name(kind: str) -> str:
     return {
         "str": "a string",
         "bool": "true or false",
+        "int": "a positive integer",
         "list": "a list of strings",
         "feeds": "a list of { url, kind } tables",
     }[kind]
@@ -170,6 +172,7 @@ def site_from_table(where: str, key: str, table: Mapping[str, Any], origin: str)
         render=table.get("render", False),
         json_path=table.get("json_path"),
         section_from_path=table.get("section_from_path", False),
+        depth_limit=table.get("depth_limit"),
         checked=checked,
         enabled=table.get("enabled", checked),
         facts=table.get("facts", ""),
@@ -190,6 +193,8 @@ def _of_kind(value: Any, kind: str) -> bool:
         return isinstance(value, str)
     if kind == "bool":
         return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 1
     if kind == "list":
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     return isinstance(value, list) and all(isinstance(v, Mapping) for v in value)

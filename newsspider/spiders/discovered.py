@@ -92,6 +92,9 @@ class DiscoveredNewsSpider(NewsSpider):
                 key=self.key,
                 samples=settings.getint("DISCOVERY_SAMPLES"),
                 sections=settings.getint("DISCOVERY_SECTIONS"),
+                list_pages=settings.getint("DISCOVERY_LIST_PAGES"),
+                max_depth=settings.getint("DISCOVERY_MAX_DEPTH"),
+                sitemaps_per_index=settings.getint("NEWS_SITEMAPS_PER_INDEX"),
             )
         except DiscoveryError as exc:
             self.logger.error("discovery of %s: %s", self.home, exc)
@@ -104,6 +107,14 @@ class DiscoveredNewsSpider(NewsSpider):
             "discovered %s in %s fetches: %s", self.home, found.fetches, _summary(self.site)
         )
         self.logger.debug("discovery report:\n%s", found.report())
+        depth = self.settings.getint("DEPTH_LIMIT")
+        if self.site.depth_limit and 0 < depth < self.site.depth_limit:
+            # DepthMiddleware read DEPTH_LIMIT when the crawl started, before discovery
+            self.logger.warning(
+                "%s: its lists need depth %s, this crawl runs at DEPTH_LIMIT %s; give "
+                "-s DEPTH_LIMIT=%s, or write the row (scrapy addsite %s --write)",
+                self.home, self.site.depth_limit, depth, self.site.depth_limit, self.home,
+            )
         async for request in super().start():
             yield request
 

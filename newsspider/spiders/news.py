@@ -94,7 +94,8 @@ __all__ = [
 ]
 
 #: Start page (0) → list page (1) → article (2): enough for section pages and
-#: sitemap indexes without wandering the portal.  Override with -s DEPTH_LIMIT=N.
+#: sitemap indexes without wandering the portal.  Override with -s DEPTH_LIMIT=N, or per
+#: site with the row's ``depth_limit`` (deeper paginated lists).
 #: The spider arguments (``-a NAME=VALUE``) a news spider takes (module docstring).
 SPIDER_ARGUMENTS = ("start_urls", "limit", "_job")
 
@@ -274,6 +275,11 @@ class NewsSpider(Spider):
             if "name" not in cls.__dict__:
                 cls.name = site.key
             cls.allowed_domains = list(site.allowed_domains)
+            if site.depth_limit is not None:  # lists paginated deeper (Site.depth_limit)
+                cls.custom_settings = {
+                    **NewsSpider.custom_settings,
+                    "DEPTH_LIMIT": site.depth_limit,
+                }
 
     def __init__(
         self,
