@@ -72,6 +72,10 @@ class Site:
     ``section_from_path`` says the first segment of its article URLs' paths names the
     section (``/finance/2024/...``), the section stored when a page states none
     (:meth:`path_section`);
+    ``next_page`` is the rule finding an article's next page where the general one misses
+    (docs/crawling.md, "Multi-page articles"): an XPath (starting with ``/`` or ``(``)
+    selecting the next page's link or its ``href``, or a regex over link URLs whose first
+    group, when it has one, is the page number;
     ``checked`` is False until ``scrapy sites check`` has passed for the row;
     ``enabled`` (default: ``checked``) puts it in ``scrapy nightly``; ``facts`` says where
     its facts come from; ``examples`` are article URLs its patterns were written from;
@@ -91,6 +95,7 @@ class Site:
     render: bool = False
     json_path: str | None = None
     section_from_path: bool = False
+    next_page: str | None = None
     checked: bool = True
     enabled: bool = True
     facts: str = ""

@@ -1,0 +1,298 @@
+"""Multi-page articles: pagers found, pages fetched in order and stored as one article.
+
+Two halves. The pure half reads saved pages written in the markup of five outlets' paged
+articles (``tests/fixtures/multipage``, README there: 人民网 ``.zdfy``, 新浪 ``#artibody``
+``p.page``, 新华网 ``#div_currpage``, 中新网 ``#function_code_page``, 腾讯 ``#ArtPLink``
+with its 全文 link): each page's next page is found, the last page has none, and the pages'
+extracted bodies joined match the story's text in order with no pager line. The crawl half
+runs ``scrapy runspider`` on a local site of 1-, 3- and 5-page articles (one reached through
+its page 3 first, one with a 全文 link, one whose page 3 fails) and checks the rows; then
+``scrapy reextract`` over the crawl's WARC gives the same rows again.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lxml import html as lxml_html
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from newsspider.evaluation import score_body
+from newsspider.extraction.article import extract_article
+from newsspider.extraction.pager import (
+    first_page_url,
+    join_pages,
+    might_have_pager,
+    next_page_url,
+    page_link_in_bytes,
+    page_number,
+    same_article,
+    single_page_url,
+    strip_pager_lines,
+)
+from newsspider.sites.table import SitesFileError, site_from_table
+from newsspider.storage import engine_for
+from newsspider.storage.db import page_urls_json
+from newsspider.storage.models import Article, SiteLineStats
+from tests.localserver import REPO, Page, article_html, links_page, run_crawl, serve
+
+FIXTURES = Path(__file__).parent / "fixtures" / "multipage"
+OUTLETS = ("people", "sina", "xinhua", "chinanews", "qq")
+PAGER_WORDS = ("下一页", "上一页", "下页", "全文")
+
+
+def _outlet(name: str) -> dict:
+    return json.loads((FIXTURES / name / "pages.json").read_text("utf-8"))
+
+
+# -- URL forms -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "first", "n"),
+    [
+        ("http://news.sina.com.cn/c/sd/2013-11-08/165728658916_2.shtml",
+         "http://news.sina.com.cn/c/sd/2013-11-08/165728658916.shtml", 2),
+        ("http://www.xinhuanet.com/politics/2019-03/05/c_1124194454_3.htm",
+         "http://www.xinhuanet.com/politics/2019-03/05/c_1124194454.htm", 3),
+        ("http://hm.people.com.cn/n1/2021/0823/c42272-32203857-2.html",
+         "http://hm.people.com.cn/n1/2021/0823/c42272-32203857.html", 2),
+        ("http://a.cn/2024/0501/index_2.htm", "http://a.cn/2024/0501/index.htm", 2),
+        ("http://a.cn/show.php?id=7&page=3", "http://a.cn/show.php?id=7", 3),
+        ("http://a.cn/show.php?p=2&id=7", "http://a.cn/show.php?id=7", 2),
+        # first pages and ids are not continuations
+        ("http://www.xinhuanet.com/politics/2019-03/05/c_1124194454.htm", None, 1),
+        ("http://cd.qq.com/a/20131119/002713.htm", None, 1),
+        ("http://a.cn/show.php?id=7&page=1", None, 1),
+        ("http://cd.qq.com/a/20131119/002713_all.htm", None, 1),
+    ],
+)  # fmt: skip
+def test_continuation_urls_map_to_their_first_page(url, first, n):
+    assert first_page_url(url) == first
+    assert page_number(url) == n
+    if first:
+        assert same_article(url, first)
+
+
+def test_other_articles_are_not_pages_of_one():
+    assert not same_article("http://a.cn/x/123.html", "http://a.cn/x/124_2.html")
+    assert not same_article("http://a.cn/show.php?id=7", "http://a.cn/show.php?id=8&page=2")
+
+
+# -- the outlets' pagers ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("outlet", OUTLETS)
+def test_each_page_leads_to_the_next_and_the_last_to_none(outlet):
+    meta = _outlet(outlet)
+    pages = meta["pages"]
+    for k, page in enumerate(pages):
+        data = (FIXTURES / outlet / page["file"]).read_bytes()
+        following = pages[k + 1]["url"] if k + 1 < len(pages) else None
+        if following is not None:  # the crawl's byte test lets every paged page through
+            assert might_have_pager(data) or page_link_in_bytes(data, page["url"])
+        seen = [p["url"] for p in pages[: k + 1]]
+        assert next_page_url(lxml_html.fromstring(data), page["url"], seen=seen) == following
+
+
+@pytest.mark.parametrize("outlet", OUTLETS)
+def test_pages_joined_are_the_story_in_order_without_the_pager(outlet):
+    meta = _outlet(outlet)
+    texts, first = [], None
+    for page in meta["pages"]:
+        article = extract_article((FIXTURES / outlet / page["file"]).read_bytes(), page["url"])
+        first = first or article
+        texts.append(article.text)
+    body = join_pages(texts)
+    gold = "\n".join(p["text"] for p in meta["pages"])
+    assert score_body(body, gold).f1 >= 0.98
+    # in order: each page's first paragraph comes after the previous page's
+    starts = [body.index(p["text"].split("\n", 1)[0]) for p in meta["pages"]]
+    assert starts == sorted(starts)
+    assert not any(word in body for word in PAGER_WORDS)
+    assert first.title and first.published is not None
+
+
+def test_tencent_offers_a_single_page_version():
+    meta = _outlet("qq")
+    for page in meta["pages"]:
+        tree = lxml_html.fromstring((FIXTURES / "qq" / page["file"]).read_bytes())
+        assert single_page_url(tree, page["url"]) == meta["single"]["url"]
+    single = extract_article((FIXTURES / "qq" / "single.html").read_bytes(), meta["single"]["url"])
+    assert score_body(single.text, meta["single"]["text"]).f1 >= 0.98
+    # the other outlets offer none
+    for outlet in ("people", "sina", "xinhua", "chinanews"):
+        page = _outlet(outlet)["pages"][0]
+        tree = lxml_html.fromstring((FIXTURES / outlet / page["file"]).read_bytes())
+        assert single_page_url(tree, page["url"]) is None
+
+
+def test_a_site_rule_finds_what_the_general_rule_misses():
+    # a pager of images and opaque URLs: no 下一页 text, no numbered form
+    page = (
+        "<html><body><div id='text'><p>正文</p></div><div id='pg'>"
+        "<a href='/story/8812.html'><img alt='prev'></a>"
+        "<a class='go-on' href='/story/8814.html'><img alt='more'></a></div></body></html>"
+    )
+    url = "http://a.cn/story/8813.html"
+    assert next_page_url(page, url) is None
+    xpath = "//div[@id='pg']/a[@class='go-on']/@href"
+    assert next_page_url(page, url, xpath) == "http://a.cn/story/8814.html"
+    numbered = (
+        "<html><body><a href='/s/88-p1.html'>a</a><a href='/s/88-p2.html'>b</a>"
+        "<a href='/s/88-p3.html'>c</a></body></html>"
+    )
+    assert next_page_url(numbered, "http://a.cn/s/88-p1.html", r"/s/88-p(\d+)\.html") == (
+        "http://a.cn/s/88-p2.html"
+    )
+    assert next_page_url(numbered, "http://a.cn/s/88-p3.html", r"/s/88-p(\d+)\.html") is None
+
+
+def test_next_page_rule_is_validated_in_the_sites_file():
+    row = {
+        "source": "测试",
+        "allowed_domains": ["a.cn"],
+        "start_urls": ["http://a.cn/"],
+        "article_patterns": [r"^https?://a\.cn/\d+\.html"],
+    }
+    assert site_from_table("f", "a", {**row, "next_page": "//a[@rel='next']"}, "f").next_page
+    with pytest.raises(SitesFileError, match="next_page.*XPath lxml accepts"):
+        site_from_table("f", "a", {**row, "next_page": "//a[@rel="}, "f")
+    with pytest.raises(SitesFileError, match="next_page.*regex"):
+        site_from_table("f", "a", {**row, "next_page": "_(\\d+.html"}, "f")
+
+
+def test_pager_lines_are_stripped_and_story_lines_kept():
+    text = "第一段正文。\n上一页 1 2 3 下一页\n第二段正文。\n共3页\n1\n2\n下一页>>\n3\n结尾。"
+    assert strip_pager_lines(text) == "第一段正文。\n第二段正文。\n结尾。"
+    # a lone number is a story's line (a list item, a score), not a pager
+    assert strip_pager_lines("比分是\n3\n全场结束") == "比分是\n3\n全场结束"
+    # a line every page prints (the template's editor line) is kept once
+    assert join_pages(["甲。\n（责编：王）", "乙。\n（责编：王）", "丙。\n（责编：王）"]) == (
+        "甲。\n（责编：王）\n乙。\n丙。"
+    )
+    assert page_urls_json(["http://a.cn/1.html", "http://a.cn/1_2.html"]) == (
+        '["http://a.cn/1.html", "http://a.cn/1_2.html"]'
+    )
+    assert page_urls_json(()) is None
+
+
+# -- a crawl of a local site ----------------------------------------------------------------
+
+
+def _paras(key: str, k: int) -> list[str]:
+    return [
+        f"{key}文章第{k}页第{i}段，记者调查了当地{key}项目在第{k}阶段的推进情况，"
+        f"相关部门介绍第{i}项措施已经落实，居民对{key}第{k}页所述变化普遍表示认可。"
+        for i in range(1, 4)
+    ]
+
+
+def _pager(key: str, k: int, n: int, *, full: bool = False) -> str:
+    def href(j: int) -> str:
+        return f"/article/{key}.html" if j == 1 else f"/article/{key}_{j}.html"
+
+    links = [f'<a href="{href(k - 1)}">上一页</a>'] if k > 1 else []
+    links += [f"<span>{j}</span>" if j == k else f'<a href="{href(j)}">{j}</a>' for j in range(1, n + 1)]
+    if k < n:
+        links.append(f'<a href="{href(k + 1)}">下一页</a>')
+    if full:
+        links.append(f'<a href="/article/{key}_all.html">阅读全文</a>')
+    return '<div class="page">' + " ".join(links) + "</div>"
+
+
+class _Site:
+    """The local site: ``n`` pages per article key; what the crawl must store."""
+
+    ARTICLES = {"one": 1, "three": 3, "five": 5, "late": 4, "full": 3, "broken": 4}
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Page] = {}
+        self.gold: dict[str, tuple[str, list[str]]] = {}
+        for key, n in self.ARTICLES.items():
+            pages = []
+            for k in range(1, n + 1):
+                extra = _pager(key, k, n, full=key == "full") if n > 1 else ""
+                path = f"/article/{key}.html" if k == 1 else f"/article/{key}_{k}.html"
+                html = article_html(key, _paras(key, k), extra=extra)
+                self.routes[path] = Page(html.encode())
+                pages.append(path)
+            if key == "full":
+                allp = [p for k in range(1, n + 1) for p in _paras(key, k)]
+                self.routes[f"/article/{key}_all.html"] = Page(article_html(key, allp).encode())
+                pages = [f"/article/{key}_all.html"]
+            if key == "broken":  # page 3 answers 404: pages 1 and 2 are stored
+                self.routes["/article/broken_3.html"] = Page(b"gone", status=404)
+                pages = pages[:2]
+            text = "\n".join(p for k in range(1, len(pages) + 1) for p in _paras(key, k))
+            if key == "full":
+                text = "\n".join(p for k in range(1, n + 1) for p in _paras(key, k))
+            self.gold[key] = (text, pages)
+        # the list links "late" only through its page 3
+        links = [f"/article/{k}.html" for k in self.ARTICLES if k != "late"]
+        self.routes["/"] = Page(links_page("/list/news.html"))
+        self.routes["/list/news.html"] = Page(links_page(*links, "/article/late_3.html"))
+
+
+def _rows(url: str) -> dict[str, tuple]:
+    with Session(engine_for(url)) as s:
+        got = s.execute(select(Article.url, Article.title, Article.content, Article.page_urls))
+        return {r.url: (r.title, r.content, r.page_urls) for r in got}
+
+
+@pytest.fixture
+def crawled(tmp_path: Path):
+    site = _Site()
+    with serve(site.routes) as server:
+        db = f"sqlite:///{tmp_path / 'corpus.db'}"
+        warc = tmp_path / "crawl.warc.gz"
+        result = run_crawl(server, tmp_path, db, f"WARC_OUTPUT={warc}")
+        yield site, server, db, warc, result
+
+
+def test_crawl_stores_each_paged_article_once_under_its_first_page(crawled):
+    site, server, db, _, result = crawled
+    rows = _rows(db)
+    base = server.base
+    assert set(rows) == {f"{base}/article/{k}.html" for k in site.ARTICLES}
+    for key, (gold, pages) in site.gold.items():
+        title, content, page_urls = rows[f"{base}/article/{key}.html"]
+        assert score_body(content, gold).f1 >= 0.98, key
+        assert not any(word in content for word in PAGER_WORDS), key
+        assert title == f"第{key}篇新闻标题"
+        if len(pages) > 1 or key == "full":
+            assert json.loads(page_urls) == [base + p for p in pages], key
+        else:
+            assert page_urls is None, key
+    # each page fetched once, in order, and page 2..n never requested as an article of its own
+    # the list's link to page 3 was taken to page 1; page 3 came in the chain
+    assert result.requested("/article/late.html") == 1
+    assert result.requested("/article/late_3.html") == 1
+    assert result.requested("/article/five_5.html") == 1
+    assert result.requested("/article/full_2.html") == 0  # the 全文 page was read instead
+    assert result.stat("newsspider/multipage_articles/local") == 5
+    assert result.stat("newsspider/multipage_pages/local") == 3 + 5 + 4 + 1 + 2
+    assert "page 3 of" in result.log and "storing pages 1-2" in result.log
+    # the line table counted each article once, however many pages it has
+    with Session(engine_for(db)) as s:
+        assert s.scalar(select(SiteLineStats.RC).where(SiteLineStats.site == "local")) == 6
+
+
+def test_reextract_over_the_crawl_warc_gives_the_same_rows(crawled):
+    site, server, db, warc, _ = crawled
+    before = _rows(db)
+    with Session(engine_for(db)) as s, s.begin():
+        s.execute(update(Article).values(content="旧正文", raw_text="旧正文", content_md5="0" * 32))
+    out = subprocess.run(
+        [sys.executable, "-m", "scrapy", "reextract", str(warc), "-s", f"DATABASE_URL={db}",
+         "-s", "REEXTRACT_WORKERS=1"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert _rows(db) == before
+    assert f"{len(before)} rewritten" in out.stdout
