@@ -12,16 +12,26 @@ its page 3 first, one with a 全文 link, one whose page 3 fails) and checks the
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from lxml import html as lxml_html
+from scrapy import Request
+from scrapy.http import HtmlResponse
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.test import get_crawler
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
+from twisted.python.failure import Failure
 
+import newsspider.settings as project_settings
 from newsspider.evaluation import score_body
 from newsspider.extraction.article import extract_article
 from newsspider.extraction.pager import (
@@ -35,7 +45,10 @@ from newsspider.extraction.pager import (
     single_page_url,
     strip_pager_lines,
 )
+from newsspider.items import ArticleItem, _export_pages
+from newsspider.sites import Site
 from newsspider.sites.table import SitesFileError, site_from_table
+from newsspider.spiders.news import NewsSpider, spider_class
 from newsspider.storage import engine_for
 from newsspider.storage.db import page_urls_json
 from newsspider.storage.models import Article, SiteLineStats
@@ -161,9 +174,9 @@ def test_next_page_rule_is_validated_in_the_sites_file():
         "article_patterns": [r"^https?://a\.cn/\d+\.html"],
     }
     assert site_from_table("f", "a", {**row, "next_page": "//a[@rel='next']"}, "f").next_page
-    with pytest.raises(SitesFileError, match="next_page.*XPath lxml accepts"):
+    with pytest.raises(SitesFileError, match=r"next_page.*XPath lxml accepts"):
         site_from_table("f", "a", {**row, "next_page": "//a[@rel="}, "f")
-    with pytest.raises(SitesFileError, match="next_page.*regex"):
+    with pytest.raises(SitesFileError, match=r"next_page.*regex"):
         site_from_table("f", "a", {**row, "next_page": "_(\\d+.html"}, "f")
 
 
@@ -198,7 +211,9 @@ def _pager(key: str, k: int, n: int, *, full: bool = False) -> str:
         return f"/article/{key}.html" if j == 1 else f"/article/{key}_{j}.html"
 
     links = [f'<a href="{href(k - 1)}">上一页</a>'] if k > 1 else []
-    links += [f"<span>{j}</span>" if j == k else f'<a href="{href(j)}">{j}</a>' for j in range(1, n + 1)]
+    links += [
+        f"<span>{j}</span>" if j == k else f'<a href="{href(j)}">{j}</a>' for j in range(1, n + 1)
+    ]
     if k < n:
         links.append(f'<a href="{href(k + 1)}">下一页</a>')
     if full:
@@ -209,7 +224,14 @@ def _pager(key: str, k: int, n: int, *, full: bool = False) -> str:
 class _Site:
     """The local site: ``n`` pages per article key; what the crawl must store."""
 
-    ARTICLES = {"one": 1, "three": 3, "five": 5, "late": 4, "full": 3, "broken": 4}
+    ARTICLES: ClassVar[dict[str, int]] = {
+        "one": 1,
+        "three": 3,
+        "five": 5,
+        "late": 4,
+        "full": 3,
+        "broken": 4,
+    }
 
     def __init__(self) -> None:
         self.routes: dict[str, Page] = {}
@@ -284,7 +306,7 @@ def test_crawl_stores_each_paged_article_once_under_its_first_page(crawled):
 
 
 def test_reextract_over_the_crawl_warc_gives_the_same_rows(crawled):
-    site, server, db, warc, _ = crawled
+    _, _, db, warc, _ = crawled
     before = _rows(db)
     with Session(engine_for(db)) as s, s.begin():
         s.execute(update(Article).values(content="旧正文", raw_text="旧正文", content_md5="0" * 32))
@@ -296,3 +318,110 @@ def test_reextract_over_the_crawl_warc_gives_the_same_rows(crawled):
     assert out.returncode == 0, out.stderr[-3000:]
     assert _rows(db) == before
     assert f"{len(before)} rewritten" in out.stdout
+
+
+# -- the spider, response by response ---------------------------------------------------------
+
+PAGED = Site(
+    key="paged",
+    source="分页新闻",
+    allowed_domains=("a.cn",),
+    start_urls=("http://a.cn/",),
+    article_patterns=(r"^https?://a\.cn/n/\d+(?:_\d+)?\.shtml",),
+)
+
+
+def _paged_spider(**settings: Any) -> NewsSpider:
+    cls = spider_class(PAGED, module=__name__)
+    project = {k: getattr(project_settings, k) for k in dir(project_settings) if k.isupper()}
+    return cls.from_crawler(get_crawler(cls, {**project, **settings}))
+
+
+def _paged_page(n: int, k: int, *, full: bool = False) -> bytes:
+    def href(j: int) -> str:
+        return "/n/7.shtml" if j == 1 else f"/n/7_{j}.shtml"
+
+    links = [f'<a href="{href(j)}">{j}</a>' for j in range(1, n + 1) if j != k]
+    if k < n:
+        links.append(f'<a href="{href(k + 1)}">下一页</a>')
+    if full:
+        links.append('<a href="/n/7_all.shtml">单页阅读</a>')
+    paras = "".join(f"<p>{p}</p>" for p in _paras("seven", k))
+    return (
+        f"<html><head><title>七</title></head><body><div id='artibody'>{paras}"
+        f"<p class='page'>{' '.join(links)}</p></div></body></html>"
+    ).encode()
+
+
+def _answer(request: Request, body: bytes, status: int = 200) -> HtmlResponse:
+    return HtmlResponse(
+        request.url, status=status, body=body, request=request,
+        headers={"Content-Type": "text/html; charset=utf-8"},
+    )  # fmt: skip
+
+
+def test_spider_follows_the_pages_and_stops_at_multipage_max_pages(caplog):
+    caplog.set_level(logging.INFO)
+    spider = _paged_spider(MULTIPAGE_MAX_PAGES=3)
+    first = "http://a.cn/n/7.shtml"
+    out = list(spider.parse_article(_answer(Request(first), _paged_page(5, 1))))
+    for k in (2, 3):
+        (request,) = out
+        assert isinstance(request, Request) and request.url == f"http://a.cn/n/7_{k}.shtml"
+        assert request.dont_filter and request.meta["depth_reset"]
+        out = list(request.callback(_answer(request, _paged_page(5, k))))
+    (item,) = out
+    assert isinstance(item, ArticleItem)
+    assert item.url == first and item.html == _paged_page(5, 1)
+    assert [u for u, _ in item.pages] == ["http://a.cn/n/7_2.shtml", "http://a.cn/n/7_3.shtml"]
+    assert item.page_urls == (first, "http://a.cn/n/7_2.shtml", "http://a.cn/n/7_3.shtml")
+    assert "more than 3 pages (MULTIPAGE_MAX_PAGES)" in caplog.text
+    stats = spider.crawler.stats
+    assert stats.get_value("newsspider/multipage_articles/paged") == 1
+    assert stats.get_value("newsspider/multipage_pages/paged") == 3
+    assert _export_pages(item.pages)[0] == {
+        "url": "http://a.cn/n/7_2.shtml", "html": base64.b64encode(_paged_page(5, 2)).decode(),
+    }  # fmt: skip
+
+
+def test_spider_with_one_page_allowed_stores_first_pages_alone():
+    spider = _paged_spider(MULTIPAGE_MAX_PAGES=1)
+    (item,) = spider.parse_article(_answer(Request("http://a.cn/n/7.shtml"), _paged_page(3, 1)))
+    assert isinstance(item, ArticleItem) and item.pages == () and item.page_urls == ()
+    # and continuation links are not taken to their first page
+    assert spider.request_for("http://a.cn/n/7_3.shtml").url == "http://a.cn/n/7_3.shtml"
+
+
+def test_links_and_start_urls_to_page_n_ask_for_page_1():
+    spider = _paged_spider()
+    assert spider.request_for("http://a.cn/n/7_3.shtml").url == "http://a.cn/n/7.shtml"
+    spider.start_urls = ["http://a.cn/n/7_3.shtml"]
+
+    async def starts() -> list[str]:
+        return [r.url async for r in spider.start()]
+
+    assert asyncio.run(starts()) == ["http://a.cn/n/7.shtml"]
+
+
+def test_a_failed_page_ends_the_article_at_the_page_before(caplog):
+    spider = _paged_spider()
+    (request,) = spider.parse_article(_answer(Request("http://a.cn/n/7.shtml"), _paged_page(4, 1)))
+    (request,) = request.callback(_answer(request, _paged_page(4, 2)))
+    failure = Failure(HttpError(_answer(request, b"gone", 404)))
+    failure.request = request
+    (item,) = request.errback(failure)
+    assert item.page_urls == ("http://a.cn/n/7.shtml", "http://a.cn/n/7_2.shtml")
+    assert "page 3 of http://a.cn/n/7.shtml failed: storing pages 1-2" in caplog.text
+
+
+def test_a_single_page_version_is_preferred_and_the_pages_read_when_it_fails():
+    spider = _paged_spider()
+    first = "http://a.cn/n/7.shtml"
+    (request,) = spider.parse_article(_answer(Request(first), _paged_page(3, 1, full=True)))
+    assert request.url == "http://a.cn/n/7_all.shtml"
+    (item,) = request.callback(_answer(request, b"<html><body><p>all</p></body></html>"))
+    assert item.url == first and item.page_urls == ("http://a.cn/n/7_all.shtml",)
+    failure = Failure(HttpError(_answer(request, b"", 500)))
+    failure.request = request
+    (fallback,) = request.errback(failure)
+    assert fallback.url == "http://a.cn/n/7_2.shtml" and fallback.callback == spider.parse_next_page

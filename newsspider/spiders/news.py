@@ -644,7 +644,12 @@ class NewsSpider(Spider):
             errback=errback,
             dont_filter=True,
             priority=ARTICLE_PRIORITY + 1,
-            meta={"multipage": state, "multipage_next": following, "depth_reset": True},
+            meta={
+                "multipage": state,
+                "multipage_next": following,
+                "depth_reset": True,
+                "incremental": False,  # the row is written once all its pages are in
+            },
         )
 
     def parse_next_page(self, response: Response) -> Iterator[Request | ArticleItem]:
