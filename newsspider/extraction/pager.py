@@ -40,7 +40,6 @@ __all__ = [
     "join_pages",
     "might_have_pager",
     "next_page_url",
-    "page_link_in_bytes",
     "page_number",
     "same_article",
     "single_page_url",
@@ -63,7 +62,7 @@ _NEXT_TEXTS = frozenset(
     for t in (
         "下一页", "下页", "后页", "后一页", "下一頁", "下頁", "後頁", "next", "nextpage",
         "next»", "next>", "next›", "下一页>", "下一页>>", "下一页»", "下一页›", "下一页→",
-        "下页>", "下页>>", "后页>", "后页>>", "下一页〉",
+        "下页>", "下页>>", "后页>", "后页>>", "下一页〉", ">", ">>", "»", "›",
     )
 )  # fmt: skip
 #: Link texts of a one-page version of a paged article.
@@ -94,13 +93,8 @@ _PAGE_WORD = re.compile(
 _NUMBER = re.compile(r"\d+")
 
 #: Byte markers of a pager: 下一页 / 下页 / 后页 in UTF-8 and GBK, rel=next.
-_PAGER_WORDS = ("下一页", "下页", "后页", "下一頁")
-_PAGER_BYTES = (
-    *{w.encode(codec) for w in _PAGER_WORDS for codec in ("utf-8", "gb18030")},
-    b'rel="next"',
-    b"rel='next'",
-    b"rel=next",
-)
+#: ``rel=next`` as pages write it (``<link rel="next">`` in the head, ``<a rel=next>``).
+_REL_NEXT = (b'rel="next"', b"rel=next", b"rel='next'")
 
 
 def _query_page(parts) -> tuple[int, str] | None:
@@ -175,23 +169,23 @@ def is_xpath_rule(rule: str) -> bool:
     return True
 
 
-def might_have_pager(body: bytes) -> bool:
-    """A cheap test on a page's bytes before it is parsed: does it hold a next-page
-    marker (下一页 / 下页 / 后页 in UTF-8 or GBK, ``rel="next"``)? A page numbered only by
-    its links (1 2 3) is found through :func:`page_link_in_bytes`."""
-    return any(marker in body for marker in _PAGER_BYTES)
-
-
-def page_link_in_bytes(body: bytes, url: str) -> bool:
-    """Does ``body`` name page 2 (or the next page) of ``url``'s article in a link, in one
-    of the path forms (``stem_2.ext``, ``stem-2.ext``)? The second cheap test."""
+def might_have_pager(body: bytes, url: str) -> bool:
+    """The cheap test a crawl runs on a page's bytes before parsing anything: could
+    :func:`next_page_url` find a next page here? Only when the bytes name the following
+    page of ``url``'s article in one of its URL forms (``stem_2.ext``, ``stem-2.ext``;
+    ``page=2``, ``p=2``... when the URL has a query), or hold a ``rel=next``: the general
+    rule accepts no other link, whatever its text says (a 下一页 to an unrelated URL is not
+    followed), so a page without either has no next page for it. Long needles, so each
+    scan is quick (``benchmarks/pager_cost.py``)."""
     parts = urlsplit(first_page_url(url) or url)
+    n = page_number(url) + 1
     segment = parts.path.rsplit("/", 1)[-1]
     stem, dot, ext = segment.rpartition(".")
-    if not dot or not stem:
-        return False
-    n = page_number(url) + 1
-    return any(f"{stem}{sep}{n}.{ext}".encode() in body for sep in ("_", "-"))
+    if dot and stem and any(f"{stem}{sep}{n}.{ext}".encode() in body for sep in ("_", "-")):
+        return True
+    if parts.query and any(f"{key}={n}".encode() in body for key in PAGE_QUERY_KEYS):
+        return True
+    return any(marker in body for marker in _REL_NEXT)
 
 
 def _text(element: etree._Element) -> str:

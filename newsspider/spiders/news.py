@@ -90,7 +90,6 @@ from newsspider.extraction.pager import (
     first_page_url,
     might_have_pager,
     next_page_url,
-    page_link_in_bytes,
     single_page_url,
 )
 from newsspider.items import ArticleItem
@@ -598,7 +597,7 @@ class NewsSpider(Spider):
         tested before anything is parsed (most articles have one page)."""
         body = response.body
         rule = self.site.next_page
-        if not (rule or might_have_pager(body) or page_link_in_bytes(body, response.url)):
+        if not (rule or might_have_pager(body, response.url)):
             return None
         try:
             root = response.selector.root
