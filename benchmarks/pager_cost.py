@@ -7,6 +7,8 @@ lxml parse and :func:`~newsspider.extraction.pager.next_page_url`. Prints how ma
 and how many have a next page (each named, with its 全文 link when it has one), and the CPU
 time a page of each step (the best of ``--repeat`` passes, garbage collector off), beside a
 full lxml parse of every page, which is what the byte test spares the pages it stops.
+Then, for each outlet of ``tests/fixtures/multipage``, the token F1 of its pages' bodies
+(the default method) joined, against the story's text.
 
     python benchmarks/pager_cost.py DATASETS_DIR [--repeat 3]
 """
@@ -25,7 +27,10 @@ sys.path.insert(0, str(REPO))
 
 from lxml import html  # noqa: E402
 
+from newsspider.evaluation import score_body  # noqa: E402
+from newsspider.extraction.article import extract_article  # noqa: E402
 from newsspider.extraction.pager import (  # noqa: E402
+    join_pages,
     might_have_pager,
     next_page_url,
     single_page_url,
@@ -78,6 +83,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"byte test: {1000 * byte_test / len(pages):.2f} ms a page (every page)")
     print(f"parse and search: {1000 * search / max(len(passed), 1):.2f} ms a page (those passed)")
     print(f"lxml parse alone: {1000 * parse / len(pages):.2f} ms a page (every page)")
+    fixtures = REPO / "tests" / "fixtures" / "multipage"
+    for outlet in sorted(p for p in fixtures.iterdir() if (p / "pages.json").is_file()):
+        meta = json.loads((outlet / "pages.json").read_text("utf-8"))
+        texts = [
+            extract_article((outlet / page["file"]).read_bytes(), page["url"]).text
+            for page in meta["pages"]
+        ]
+        gold = "\n".join(page["text"] for page in meta["pages"])
+        f1 = score_body(join_pages(texts), gold).f1
+        print(f"fixture {outlet.name}: {len(texts)} pages joined, token F1 {f1:.3f}")
     return 0
 
 
