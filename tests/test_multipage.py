@@ -430,7 +430,7 @@ def test_a_single_page_version_is_preferred_and_the_pages_read_when_it_fails():
 
 
 def test_real_paged_articles_in_the_datasets_are_found(datasets):
-    """Every saved page with a URL (518 in ../shared/datasets): the byte test lets through
+    """Every saved page with a URL (518 in the datasets folder): the byte test lets through
     the paged ones, and exactly the real multi-page articles get a next page: two NetEase
     money articles (``_2.html``, their 全文 ``_all.html``) and one Guancha article
     (``_2.shtml``); no other page, so no single-page article is glued to another."""
