@@ -458,3 +458,29 @@ def test_real_paged_articles_in_the_datasets_are_found(datasets):
             "https://m.guancha.cn/WangWen/2019_09_07_516891_2.shtml", None
         ),
     }  # fmt: skip
+
+
+def test_backfill_warc_of_the_crawl_joins_each_articles_captures(crawled):
+    """``scrapy backfill --warc`` over the crawl's WARC (every page a record of its own, the
+    404 of page 3 among them) into a fresh corpus stores the same rows as the crawl."""
+    _, server, db, warc, _ = crawled
+    tmp = warc.parent
+    sites = tmp / "sites.toml"
+    sites.write_text(
+        "[local]\n"
+        'source = "本地新闻"\n'
+        'allowed_domains = ["127.0.0.1"]\n'
+        f'start_urls = ["{server.base}/"]\n'
+        "article_patterns = ['^https?://[^/]+/article/[\\w.-]+\\.html']\n"
+        "title_stop_words = ['_本地新闻']\n",
+        "utf-8",
+    )
+    fresh = f"sqlite:///{tmp / 'backfill.db'}"
+    out = subprocess.run(
+        [sys.executable, "-m", "scrapy", "backfill", "local", "--warc", str(warc),
+         "-s", f"DATABASE_URL={fresh}", "-s", f"SITES_FILE={sites}", "-s", "LOG_LEVEL=INFO"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert _rows(fresh) == _rows(db)
+    assert "paged article" in out.stderr  # the broken one: its page 3 is a 404 record
