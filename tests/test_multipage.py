@@ -16,8 +16,11 @@ import asyncio
 import base64
 import json
 import logging
+import re
+import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -51,6 +54,16 @@ from newsspider.spiders.news import NewsSpider, spider_class
 from newsspider.storage import engine_for
 from newsspider.storage.db import page_urls_json
 from newsspider.storage.models import Article, SiteLineStats
+from tests.cdxserver import (
+    COLLECTION,
+    NO_FUZZY_RULES,
+    PLAIN_COLLECTION,
+    CdxCollection,
+    pywb_bin,
+    write_zipnum,
+)
+from tests.cdxserver import _index as cdx_index
+from tests.cdxserver import serve as serve_cdx
 from tests.localserver import REPO, Page, article_html, links_page, run_crawl, serve
 
 FIXTURES = Path(__file__).parent / "fixtures" / "multipage"
@@ -460,21 +473,26 @@ def test_real_paged_articles_in_the_datasets_are_found(datasets):
     }  # fmt: skip
 
 
-def test_backfill_warc_of_the_crawl_joins_each_articles_captures(crawled):
-    """``scrapy backfill --warc`` over the crawl's WARC (every page a record of its own, the
-    404 of page 3 among them) into a fresh corpus stores the same rows as the crawl."""
-    _, server, db, warc, _ = crawled
-    tmp = warc.parent
+def _local_sites_file(tmp: Path, base: str) -> Path:
     sites = tmp / "sites.toml"
     sites.write_text(
         "[local]\n"
         'source = "本地新闻"\n'
         'allowed_domains = ["127.0.0.1"]\n'
-        f'start_urls = ["{server.base}/"]\n'
+        f'start_urls = ["{base}/"]\n'
         "article_patterns = ['^https?://[^/]+/article/[\\w.-]+\\.html']\n"
         "title_stop_words = ['_本地新闻']\n",
         "utf-8",
     )
+    return sites
+
+
+def test_backfill_warc_of_the_crawl_joins_each_articles_captures(crawled):
+    """``scrapy backfill --warc`` over the crawl's WARC (every page a record of its own, the
+    404 of page 3 among them) into a fresh corpus stores the same rows as the crawl."""
+    _, server, db, warc, _ = crawled
+    tmp = warc.parent
+    sites = _local_sites_file(tmp, server.base)
     fresh = f"sqlite:///{tmp / 'backfill.db'}"
     out = subprocess.run(
         [sys.executable, "-m", "scrapy", "backfill", "local", "--warc", str(warc),
@@ -484,3 +502,51 @@ def test_backfill_warc_of_the_crawl_joins_each_articles_captures(crawled):
     assert out.returncode == 0, out.stderr[-3000:]
     assert _rows(fresh) == _rows(db)
     assert "paged article" in out.stderr  # the broken one: its page 3 is a 404 record
+
+
+def test_backfill_from_a_cdx_index_reads_each_page_capture(crawled):
+    """``scrapy backfill --cdx --data`` over the crawl's WARC indexed by pywb (the CDX
+    server Common Crawl's is built on): each paged article's next pages are read from their
+    own captures, or its 全文 version's capture when the index lists one, and the corpus
+    gets the crawl's rows (the article whose page 3 is a 404 has no capture of it)."""
+    if pywb_bin() is None:
+        pytest.skip("pywb is not installed (tests/cdxserver.py says how)")
+    _, server, db, warc, _ = crawled
+    tmp = warc.parent
+    root = tmp / "cdx"
+    data = root / "data"
+    data.mkdir(parents=True)
+    shutil.copy(warc, data / warc.name)
+    index = root / "index"
+    index.mkdir()
+    cdxj = index / "captures.cdxj"
+    cdx_index(pywb_bin(), data, cdxj)
+    # SURT keys without the test server's port, so the row's domain (127.0.0.1) lists them
+    lines = [re.sub(rb"^([^)]*):\d+\)", rb"\1)", line) for line in cdxj.read_bytes().splitlines()]
+    cdxj.write_bytes(b"\n".join(sorted(lines)) + b"\n")
+    idx = write_zipnum(cdxj, index, 3)
+    (root / "rules.yaml").write_text(NO_FUZZY_RULES, "utf-8")
+    (root / "config.yaml").write_text(
+        f"rules_file: {root / 'rules.yaml'}\ncollections:\n  {COLLECTION}:\n    index:\n"
+        f"      type: zipnum\n      path: {idx}\n      max_blocks: 2\n"
+        f"  {PLAIN_COLLECTION}:\n    index: {cdxj}\n",
+        "utf-8",
+    )
+    sites = _local_sites_file(tmp, server.base)
+    fresh = f"sqlite:///{tmp / 'cdx.db'}"
+    with serve_cdx(CdxCollection(root, [], [data / warc.name], cdxj, 3, 2)) as coll:
+        today = datetime.now(UTC).date()
+        out = subprocess.run(
+            [sys.executable, "-m", "scrapy", "backfill", "local",
+             "--since", (today - timedelta(days=2)).isoformat(),
+             "--until", (today + timedelta(days=1)).isoformat(),
+             "--cdx", coll.cdx_url, "--data", coll.data_url,
+             "-s", f"DATABASE_URL={fresh}", "-s", f"SITES_FILE={sites}",
+             "-s", "DOWNLOAD_DELAY=0", "-s", "ROBOTSTXT_OBEY=False", "-s", "LOG_LEVEL=INFO"],
+            cwd=REPO, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert set(_rows(fresh)) == set(_rows(db)), out.stderr[-5000:]
+    assert _rows(fresh) == _rows(db)
+    base = server.base
+    assert "page 3 of " + base + "/article/broken.html not in the archive" in out.stderr

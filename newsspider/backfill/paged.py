@@ -31,6 +31,7 @@ from newsspider.extraction.pager import (
     might_have_pager,
     next_page_url,
     single_page_url,
+    single_version_of,
 )
 from newsspider.sites import SITES
 
@@ -128,8 +129,7 @@ class PagedPages:
         return following, single_page_url(tree, page.url)
 
     def _maybe_single(self, page: WarcPage) -> bool:
-        stem = page.url.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-        return stem.endswith(("_all", "-all", "_full", "_single", "_quanwen"))
+        return single_version_of(page.url) is not None
 
     def _hold(self, page: WarcPage) -> None:
         earlier = self.held.get(page.url)

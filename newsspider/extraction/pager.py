@@ -43,6 +43,7 @@ __all__ = [
     "page_number",
     "same_article",
     "single_page_url",
+    "single_version_of",
     "strip_pager_lines",
 ]
 
@@ -313,6 +314,19 @@ def single_page_url(page: etree._Element | str | bytes, url: str) -> str | None:
         if t_stem.startswith(stem) and _SINGLE_STEM.search(t_stem[len(stem) :] or "x"):
             return target.split("#", 1)[0]
     return None
+
+
+def single_version_of(url: str) -> str | None:
+    """The article URL whose one-page version ``url`` is by its form (``002713_all.htm`` ->
+    ``002713.htm``, ``a-full.html`` -> ``a.html``), or None."""
+    parts = urlsplit(url)
+    head, _, segment = parts.path.rpartition("/")
+    stem, dot, ext = segment.rpartition(".")
+    m = _SINGLE_STEM.search(stem) if dot else None
+    if m is None or m.start() == 0:
+        return None
+    path = f"{head}/{stem[: m.start()]}.{ext}"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
 def _pager_line(line: str) -> tuple[bool, bool]:
