@@ -16,6 +16,7 @@ import asyncio
 import base64
 import json
 import logging
+import pickle
 import re
 import shutil
 import subprocess
@@ -29,6 +30,7 @@ from lxml import html as lxml_html
 from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.request import request_from_dict
 from scrapy.utils.test import get_crawler
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -550,3 +552,18 @@ def test_backfill_from_a_cdx_index_reads_each_page_capture(crawled):
     assert _rows(fresh) == _rows(db)
     base = server.base
     assert "page 3 of " + base + "/article/broken.html not in the archive" in out.stderr
+
+
+def test_a_continuation_request_survives_a_job_directory():
+    """``scrapy nightly`` keeps its queue in a JOBDIR (pickled requests): a page request of
+    an article in progress comes back with its pages and callbacks."""
+    spider = _paged_spider()
+    (request,) = spider.parse_article(_answer(Request("http://a.cn/n/7.shtml"), _paged_page(3, 1)))
+    stored = pickle.dumps(request.to_dict(spider=spider))
+    back = request_from_dict(pickle.loads(stored), spider=spider)
+    assert (back.url, back.callback, back.errback) == (
+        "http://a.cn/n/7_2.shtml",
+        spider.parse_next_page,
+        spider.next_page_failed,
+    )
+    assert back.meta["multipage"]["pages"] == [("http://a.cn/n/7.shtml", _paged_page(3, 1))]
