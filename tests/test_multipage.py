@@ -50,6 +50,7 @@ from newsspider.extraction.pager import (
     strip_pager_lines,
 )
 from newsspider.items import ArticleItem, _export_pages
+from newsspider.pipelines.extract import ExtractionPipeline
 from newsspider.sites import Site
 from newsspider.sites.table import SitesFileError, site_from_table
 from newsspider.spiders.news import NewsSpider, spider_class
@@ -66,7 +67,7 @@ from tests.cdxserver import (
 )
 from tests.cdxserver import _index as cdx_index
 from tests.cdxserver import serve as serve_cdx
-from tests.localserver import REPO, Page, article_html, links_page, run_crawl, serve
+from tests.localserver import REPO, FakeStats, Page, article_html, links_page, run_crawl, serve
 
 FIXTURES = Path(__file__).parent / "fixtures" / "multipage"
 OUTLETS = ("people", "sina", "xinhua", "chinanews", "qq")
@@ -567,3 +568,37 @@ def test_a_continuation_request_survives_a_job_directory():
         spider.next_page_failed,
     )
     assert back.meta["multipage"]["pages"] == [("http://a.cn/n/7.shtml", _paged_page(3, 1))]
+
+
+class _Stats(FakeStats):
+    def set_value(self, key: str, value: Any) -> None:
+        self[key] = value
+
+
+def test_the_extraction_pipeline_joins_the_pages_of_an_item():
+    """Each further page extracted by the crawl's method, in the worker processes, the
+    bodies joined in order; a page that is no HTML adds nothing; the record is page 1's."""
+    meta = _outlet("sina")
+    first, *rest = meta["pages"]
+    pages = [(p["url"], (FIXTURES / "sina" / p["file"]).read_bytes()) for p in rest]
+    pages.insert(2, ("http://news.sina.com.cn/c/sd/2013-11-08/x.jpg", b"\x89PNG\r\n\x1a\n"))
+    item = ArticleItem(
+        url=first["url"],
+        site="sina",
+        source="新浪新闻",
+        html=(FIXTURES / "sina" / first["file"]).read_bytes(),
+        headers={"Content-Type": "text/html; charset=utf-8"},
+        fetched_at=datetime.now(UTC),
+        pages=tuple(pages),
+        page_urls=(first["url"], *(u for u, _ in pages)),
+    )
+    pipe = ExtractionPipeline(_Stats(), "blockstats", workers=1)
+    pipe.open_spider()
+    try:
+        out = asyncio.run(pipe.process_item(item))
+    finally:
+        pipe.close_spider()
+    gold = "\n".join(p["text"] for p in meta["pages"])
+    assert score_body(out.raw_text, gold).f1 >= 0.98
+    assert out.title == "深度：一座老工业城市的转身"
+    assert out.published == datetime(2013, 11, 8, 8, 57, tzinfo=UTC)
