@@ -7,8 +7,9 @@ what the pipeline needs in between: the response
 as fetched (``html`` bytes, so decoding stays the extractor's job, and the
 headers carrying the charset) and the extraction outputs it fills in.
 
-The spider fills the first six fields (a backfill also the last two, where
-the bytes came from); the pipeline fills the rest.  Pipelines
+The spider fills the first six fields (a backfill also ``archive`` and ``captured_at``,
+where the bytes came from; a multi-page article ``pages`` and ``page_urls``); the
+pipeline fills the rest.  Pipelines
 read and write it only through ``ItemAdapter(item)``, so it can change shape
 without touching them.
 
@@ -36,7 +37,13 @@ def _export_time(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
+def _export_pages(value: tuple[tuple[str, bytes], ...]) -> list[dict[str, str]]:
+    """Feed-export form of ``pages``: each further page's URL and its bytes in base64."""
+    return [{"url": url, "html": _export_bytes(body)} for url, body in value]
+
+
 _BYTES = {"serializer": _export_bytes}
+_PAGES = {"serializer": _export_pages}
 _TIME = {"serializer": _export_time}
 
 
@@ -52,7 +59,14 @@ class ArticleItem:
     - ``html``: the body bytes exactly as served (GBK stays GBK);
     - ``headers``: a few response headers as ``str`` (``Content-Type`` at
       least, when sent), for the charset and as date hints;
-    - ``fetched_at``: when it was fetched, timezone-aware UTC.
+    - ``fetched_at``: when it was fetched, timezone-aware UTC;
+    - for a multi-page article (``newsspider/extraction/pager.py``), ``pages``: the pages
+      after the first, in order, as ``(url, body bytes)`` (extracted like ``html`` and
+      their bodies joined to it), and ``page_urls``: the URLs of every page whose body makes
+      the article, in order (``html``'s first; a one-page version of a paged article, its
+      全文 link, is one URL that is not ``url``). Both empty for an ordinary page;
+      ``url`` is always the first page's, the row the article is stored under
+      (``articles.page_urls`` keeps ``page_urls`` as a JSON list).
 
     Filled by the extraction pipeline:
 
@@ -106,3 +120,5 @@ class ArticleItem:
     image_caption: str | None = None
     archive: str | None = None
     captured_at: datetime | None = field(default=None, metadata=_TIME)
+    pages: tuple[tuple[str, bytes], ...] = field(default=(), repr=False, metadata=_PAGES)
+    page_urls: tuple[str, ...] = ()

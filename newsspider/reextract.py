@@ -20,6 +20,12 @@ is torn, not a 2xx answer, not HTML, or it now fails extraction (no body, no tit
 line boilerplate, not HTML to the extractor, a worker that died twice on it). A row whose
 page a crawl re-fetched meanwhile (``content_md5`` moved) is left to the crawl.
 
+A multi-page article (``articles.page_urls``, docs/crawling.md "Multi-page articles") is
+re-extracted once the archives have given every one of its pages: the pages' records are
+held until the last one is read, each is extracted, and their bodies are joined as the
+crawl joined them (:func:`newsspider.extraction.pager.join_pages`); a page no archive holds
+leaves the row as it was (``pages_missing``).
+
 Archives are read with FastWARC (:func:`newsspider.backfill.warcscan.warc_responses`, the
 reader of ``scrapy backfill --warc``): the gunzip and the WARC and HTTP header parsing, this
 process's share of the work beside the extraction workers, in native code
@@ -51,6 +57,7 @@ from newsspider.backfill.warcscan import Tape, WarcResponse, decode_body, warc_r
 from newsspider.extraction import ExtractionError
 from newsspider.extraction.linehash import page_md5
 from newsspider.extraction.model import ExtractedArticle
+from newsspider.extraction.pager import join_pages
 from newsspider.extraction.registry import get_extractor, registered
 from newsspider.sites import SITES
 from newsspider.spiders.news import ITEM_HEADERS
@@ -58,6 +65,7 @@ from newsspider.storage import Engine, SqlLineTable, load_all_thresholds, transa
 from newsspider.storage.fts import sync_search
 from newsspider.storage.rewrite import (
     StoredArticle,
+    paged_articles,
     record_values,
     rewrite_articles,
     stored_by_url,
@@ -94,6 +102,7 @@ SKIP_REASONS = (
     "all_boilerplate",  # every body line is boilerplate by the site's table
     "extraction_failed",  # a worker died twice on it, or the extractor raised
     "refetched",  # a crawl rewrote the row meanwhile: the crawl's version stays
+    "pages_missing",  # a multi-page article some of whose pages no archive holds
 )
 
 Progress = Callable[[int], None]
@@ -130,6 +139,53 @@ class ArchivedPage:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     skip: str | None = None  # a reason of SKIP_REASONS found while reading
+    #: a multi-page article's pages after the first (``url`` is the stored row's)
+    more: list[ArchivedPage] = field(default_factory=list)
+
+
+class _PagedArticles:
+    """The records of stored multi-page articles' pages, held until an article has them all.
+
+    ``paged`` maps a row's URL to its ``page_urls``. A record of one of those pages is held;
+    when the last of an article's pages arrives the article leaves as one page whose
+    ``more`` are the others. The record of a row's own URL that is not among its pages (the
+    first page of an article read through its one-page version) is part of no body and is
+    passed over. Any other record goes through untouched.
+    """
+
+    def __init__(self, paged: Mapping[str, Sequence[str]], report: ReextractReport) -> None:
+        self.paged = paged
+        self.report = report
+        self.owners: dict[str, list[str]] = {}
+        for row, pages in paged.items():
+            for url in dict.fromkeys((row, *pages)):
+                self.owners.setdefault(url, []).append(row)
+        self.held: dict[str, dict[str, ArchivedPage]] = {}
+
+    def feed(self, page: ArchivedPage) -> Iterator[ArchivedPage]:
+        rows = self.owners.get(page.url)
+        if rows is None:
+            yield page
+            return
+        self.report.records += 1  # counted here: it may never leave as a page of its own
+        for row in rows:
+            pages = self.paged[row]
+            if page.url not in pages:
+                continue
+            held = self.held.setdefault(row, {})
+            held[page.url] = page  # a later record of a page replaces an earlier one
+            if len(held) == len(pages):
+                del self.held[row]
+                first, *more = (held[u] for u in pages)
+                skip = next((p.skip for p in (first, *more) if p.skip), None)
+                self.report.records -= 1  # _submit counts the article's page
+                yield ArchivedPage(
+                    row, first.date, first.status, first.headers, first.body, skip, more
+                )
+
+    def incomplete(self) -> int:
+        """Articles some but not all of whose pages were read."""
+        return len(self.held)
 
 
 _HOP = (b"transfer-encoding", b"connection", b"keep-alive", b"content-length")
@@ -257,6 +313,7 @@ class _Job:
     site: str
     future: Future[ExtractedArticle] | None = None
     retried: bool = False
+    more: list[Future[ExtractedArticle]] = field(default_factory=list)
 
 
 class _Extractor:
@@ -269,12 +326,13 @@ class _Extractor:
         inline = workers < 1 or registered(method).renders
         self.pool = None if inline else WorkerPool(workers, max_tasks)
 
-    def job(self, job: _Job) -> tuple[Any, ...]:
+    def job(self, job: _Job, page: ArchivedPage | None = None) -> tuple[Any, ...]:
         site = SITES.get(job.site)
+        page = page or job.page
         return (
             self.method,
-            job.page.body,
-            job.page.url,
+            page.body,
+            page.url,
             site_headers(job.page.headers or None, site and site.encoding),
             site and site.tz,
             {**self.params.get(job.site, {}), "site_name": site and site.source},
@@ -284,8 +342,26 @@ class _Extractor:
     def submit(self, job: _Job) -> None:
         if self.pool is not None:
             job.future = self.pool.submit(*self.job(job))
+            job.more = [self.pool.submit(*self.job(job, p)) for p in job.page.more]
 
     def result(self, job: _Job) -> ExtractedArticle:
+        """The page's extraction; a multi-page article's with its pages' bodies joined."""
+        article = self._first(job)
+        if not job.page.more or not article.text:
+            return article
+        texts = [article.text]
+        for k, page in enumerate(job.page.more):
+            try:
+                if k < len(job.more):
+                    texts.append(job.more[k].result().text)
+                else:
+                    texts.append(extract_page(*self.job(job, page)).text)
+            except Exception as exc:  # as in a crawl: the page adds nothing, the article stays
+                logger.warning("page %s of a multi-page article not extracted: %r", page.url, exc)
+        article.text = join_pages(texts)
+        return article
+
+    def _first(self, job: _Job) -> ExtractedArticle:
         if job.future is None:
             return extract_page(*self.job(job))
         try:
@@ -296,7 +372,7 @@ class _Extractor:
             job.retried = True
             logger.warning("extraction worker died on %s; trying a fresh one", job.page.url)
             self.submit(job)
-            return self.result(job)
+            return self._first(job)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -343,9 +419,11 @@ def reextract(
         method == "xpath" and database_url
     ) else {}
     extractor = _Extractor(method, workers, max_tasks, params)
+    with transaction(engine) as session:
+        paged = _PagedArticles(paged_articles(session, site), report)
     try:
         window: deque[list[_Job]] = deque()
-        for batch_pages in _batches(_all_pages(archives, report, progress), batch):
+        for batch_pages in _batches(_all_pages(archives, report, progress, paged), batch):
             window.append(_submit(engine, extractor, batch_pages, site, since, report))
             while len(window) > AHEAD:
                 _write(engine, extractor, window.popleft(), report, linehash, L)
@@ -359,11 +437,18 @@ def reextract(
 
 
 def _all_pages(
-    archives: Sequence[Path], report: ReextractReport, progress: Progress | None
+    archives: Sequence[Path],
+    report: ReextractReport,
+    progress: Progress | None,
+    paged: _PagedArticles,
 ) -> Iterator[ArchivedPage]:
     for path in archives:
         report.archives += 1
-        yield from archive_pages(Path(path), report.skipped, progress)
+        for page in archive_pages(Path(path), report.skipped, progress):
+            yield from paged.feed(page)
+    if missing := paged.incomplete():
+        report.skipped["pages_missing"] += missing
+        report.pages += missing
 
 
 def _fetched(date: str) -> datetime | None:

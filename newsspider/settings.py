@@ -92,6 +92,9 @@ CHALLENGE_BACKOFF = 5.0
 
 # Sitemaps read per sitemap index, newest first; 0 = all (a backfill)
 NEWS_SITEMAPS_PER_INDEX = 2
+# Multi-page articles (newsspider/extraction/pager.py): pages fetched and joined per article;
+# 1 = store the first page alone (docs/crawling.md, "Multi-page articles")
+MULTIPAGE_MAX_PAGES = 20
 # Unattended crawls need no remote-control or telnet server listening on localhost.
 REMOTE_CONTROL_ENABLED = False
 TELNETCONSOLE_ENABLED = False

@@ -40,7 +40,9 @@ __all__ = [
     "Capture",
     "archive_from_options",
     "choose",
+    "closest",
     "in_range",
+    "page_query_url",
     "parse_cdx",
     "parse_num_pages",
     "query_url",
@@ -152,6 +154,36 @@ def query_url(
         params.append(("page", str(page)))
     sep = "&" if "?" in archive.cdx else "?"
     return archive.cdx + sep + urlencode(params)
+
+
+def page_query_url(archive: Archive, url: str) -> str:
+    """The CDX query for the captures of one URL (a multi-page article's next page), 200
+    and HTML, any time: the capture wanted is the one nearest its first page's
+    (:func:`closest`), which may fall outside the backfill's range by a day."""
+    params: list[tuple[str, str]] = [("url", url), ("matchType", "exact"), ("output", "json")]
+    if archive.wayback:
+        params += [("filter", "statuscode:200"), ("filter", "mimetype:text/html")]
+    else:
+        params += [("filter", "status:200"), ("filter", "mime:text/html")]
+    sep = "&" if "?" in archive.cdx else "?"
+    return archive.cdx + sep + urlencode(params)
+
+
+def closest(captures: Iterable[Capture], when: datetime) -> Capture | None:
+    """The capture nearest in time to ``when`` (the later of two as near), or None."""
+    best: Capture | None = None
+    for capture in captures:
+        gap = abs((capture.time - when).total_seconds())
+        if (
+            best is None
+            or gap < abs((best.time - when).total_seconds())
+            or (
+                gap == abs((best.time - when).total_seconds())
+                and capture.timestamp > best.timestamp
+            )
+        ):
+            best = capture
+    return best
 
 
 def parse_num_pages(body: bytes) -> int | None:

@@ -17,6 +17,15 @@ crawl``:
    capture's time and the archive's name, and goes through the same extraction, line
    table, reprints and storage as a live crawl.
 
+A multi-page article (docs/crawling.md, "Multi-page articles") is read capture by capture:
+a record whose page has a next page (:func:`~newsspider.extraction.pager.next_page_url`,
+the row's ``next_page``) starts a chain, each next page's capture taken from the CDX pages
+already read or asked for by its URL (:func:`~newsspider.backfill.cdx.page_query_url`, the
+capture nearest the first page's), up to ``MULTIPAGE_MAX_PAGES``, and the article leaves as
+one item carrying the further pages (``ArticleItem.pages``, ``page_urls``). A page with no
+capture ends it at the page before (logged, ``newsspider/backfill/page_missing``). Captures
+of pages 2..n are never articles of their own.
+
 Records that cannot be used are counted (``newsspider/backfill/<reason>``: ``bad_record``,
 ``other_url``, ``not_response``, ``http_<status>``, ``not_html``, ``no_range``) and
 skipped, never fatal; every fetched capture is remembered with its outcome.
@@ -33,16 +42,34 @@ from dataclasses import asdict
 from datetime import UTC, date, datetime
 from typing import Any
 
+from lxml import etree, html
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
+from w3lib.url import canonicalize_url
 
 from newsspider.backfill.backoff import RetryAfterMiddleware
-from newsspider.backfill.cdx import Archive, Capture, choose, parse_cdx, parse_num_pages, query_url
+from newsspider.backfill.cdx import (
+    Archive,
+    Capture,
+    choose,
+    closest,
+    page_query_url,
+    parse_cdx,
+    parse_num_pages,
+    query_url,
+)
 from newsspider.backfill.records import RecordError, read_record
 from newsspider.discovery.fetch import set_component
+from newsspider.extraction.pager import (
+    first_page_url,
+    might_have_pager,
+    next_page_url,
+    single_page_url,
+    single_version_of,
+)
 from newsspider.incremental import StoredUrlFilter
 from newsspider.items import ArticleItem
 from newsspider.sites import SITES, Site
@@ -89,6 +116,10 @@ class BackfillSpider(Spider):
         self.records_yielded = 0
         self._remember: list[dict[str, Any]] = []
         self.allowed_domains: list[str] = []  # archives are other hosts; no offsite rule
+        #: pages after the first of an article, by (archive, canonical URL): their latest
+        #: capture in the CDX pages read so far (module docstring, multi-page articles)
+        self.later_pages: dict[tuple[str, str], Capture] = {}
+        self.multipage_max = 1  # from_crawler: MULTIPAGE_MAX_PAGES
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -106,6 +137,7 @@ class BackfillSpider(Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BackfillSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.engine_db = engine_from_settings(crawler.settings)
+        spider.multipage_max = crawler.settings.getint("MULTIPAGE_MAX_PAGES")
         crawler.signals.connect(spider.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(spider.item_dropped, signal=signals.item_dropped)
         return spider
@@ -165,6 +197,16 @@ class BackfillSpider(Spider):
         arch = Archive(**archive)
         captures = list(parse_cdx(response.body))
         self._stat("captures", len(captures))
+        if self.multipage_max > 1:
+            # pages 2..n and one-page versions (全文) of the articles listed here are read
+            # with their articles, never as articles of their own
+            listed = {canonicalize_url(c.url) for c in captures}
+            later = [c for c in captures if self._page_of_another(row, c.url, listed)]
+            for c in later:
+                key = (arch.name, canonicalize_url(c.url))
+                if key not in self.later_pages or c.timestamp > self.later_pages[key].timestamp:
+                    self.later_pages[key] = c
+            captures = [c for c in captures if not self._page_of_another(row, c.url, listed)]
         urls = {row.canonical_url(c.url) for c in captures}
         with session(self.engine_db) as s:
             stored = stored_urls_among(s, urls)
@@ -215,7 +257,39 @@ class BackfillSpider(Spider):
             return
         _, headers, body = outcome
         self._stat("records")
+        following, single = (None, None)
+        if self.multipage_max > 1:
+            following, single = self._next_page(row, cap.url, body, [cap.url])
+        if following is not None:
+            state = {
+                "site": site, "archive": archive, "capture": capture, "url": url,
+                "headers": headers, "pages": [(cap.url, body)], "seen": [cap.url, following],
+            }  # fmt: skip
+            version = single and self.later_pages.get((arch.name, canonicalize_url(single)))
+            if version:  # its one-page version is archived: read instead of the pages
+                state["fallback"] = following
+                yield self._page_record_request(state, version)
+                return
+            yield self._page_request(state, following)
+            return
+        yield from self._article(url, row, arch, cap, headers, body)
+
+    def _article(
+        self,
+        url: str,
+        row: Site,
+        arch: Archive,
+        cap: Capture,
+        headers: dict[str, str],
+        body: bytes,
+        pages: tuple[tuple[str, bytes], ...] = (),
+        page_urls: tuple[str, ...] = (),
+    ) -> Iterable[ArticleItem]:
         self.records_yielded += 1
+        if page_urls:
+            stats = self.crawler.stats
+            stats.inc_value(f"newsspider/multipage_articles/{row.key}")
+            stats.inc_value(f"newsspider/multipage_pages/{row.key}", len(page_urls))
         item = ArticleItem(
             url=url,
             site=row.key,
@@ -225,11 +299,142 @@ class BackfillSpider(Spider):
             fetched_at=cap.time,
             archive=arch.name,
             captured_at=cap.time,
+            pages=pages,
+            page_urls=page_urls,
         )
         yield item
         if self.limit is not None and self.records_yielded >= self.limit:
             self.logger.info("limit of %s records reached, closing", self.limit)
             raise CloseSpider("limit")
+
+    # -- multi-page articles (module docstring) -------------------------------------------
+
+    def _page_of_another(self, row: Site, url: str, listed: set[str]) -> bool:
+        """Is ``url`` a page 2..n of an article of ``row`` by its form (``a_2.shtml``), or
+        the one-page version of an article listed beside it (``a_all.shtml``)?"""
+        first = first_page_url(url)
+        if first is not None and row.is_article(row.canonical_url(first)):
+            return True
+        base = single_version_of(url)
+        return base is not None and canonicalize_url(base) in listed
+
+    def _next_page(
+        self, row: Site, url: str, body: bytes, seen: list[str]
+    ) -> tuple[str | None, str | None]:
+        """The next page of the page ``url`` and its one-page version, when it names one."""
+        if not (row.next_page or might_have_pager(body, url)):
+            return None, None
+        try:
+            tree = html.fromstring(body)
+        except (etree.ParserError, ValueError):
+            return None, None
+        following = next_page_url(tree, url, row.next_page, seen)
+        return following, following and single_page_url(tree, url)
+
+    def _page_request(self, state: dict[str, Any], url: str) -> Request:
+        """The record of the next page when a CDX page read has its capture, else the
+        CDX query for that URL's captures."""
+        arch = Archive(**state["archive"])
+        capture = self.later_pages.get((arch.name, canonicalize_url(url)))
+        if capture is not None:
+            return self._page_record_request(state, capture)
+        return Request(
+            page_query_url(arch, url),
+            callback=self.parse_page_cdx,
+            errback=self.page_failed,
+            dont_filter=True,
+            priority=RECORD_PRIORITY + 1,
+            meta={**CDX_META, "multipage": state, "multipage_url": url},
+        )
+
+    def _page_record_request(self, state: dict[str, Any], capture: Capture) -> Request:
+        arch = Archive(**state["archive"])
+        return Request(
+            arch.record_url(capture),
+            headers=arch.record_headers(capture),
+            callback=self.parse_page_record,
+            errback=self.page_failed,
+            dont_filter=True,
+            priority=RECORD_PRIORITY + 1,
+            meta={"handle_httpstatus_all": True, "multipage": state},
+            cb_kwargs={"page": asdict(capture)},
+        )
+
+    def parse_page_cdx(self, response: Response) -> Iterable[Request | ArticleItem]:
+        """The captures of a next page: the one nearest the first page's is fetched."""
+        state = response.meta["multipage"]
+        first = Capture(**state["capture"])
+        found = [] if response.status == 404 else list(parse_cdx(response.body))
+        capture = closest(found, first.time)
+        if capture is None:
+            yield from self._page_missing(state, response.meta["multipage_url"], "no capture")
+            return
+        yield self._page_record_request(state, capture)
+
+    def parse_page_record(
+        self, response: Response, page: dict[str, Any]
+    ) -> Iterable[Request | ArticleItem]:
+        """Page n's record: the next page asked for, or the article ends here."""
+        state = response.meta["multipage"]
+        cap = Capture(**page)
+        outcome = self._read(response, Archive(**state["archive"]), cap)
+        single = state.pop("fallback", None)
+        if single is not None:  # the one-page version: the article, or its pages after all
+            if isinstance(outcome, str):
+                yield self._page_request(state, single)
+                return
+            row, arch = SITES[state["site"]], Archive(**state["archive"])
+            first = Capture(**state["capture"])
+            yield from self._article(
+                state["url"], row, arch, first, outcome[1], outcome[2], (), (cap.url,)
+            )
+            return
+        if isinstance(outcome, str):
+            yield from self._page_missing(state, cap.url, outcome)
+            return
+        body = outcome[2]
+        state["pages"].append((cap.url, body))
+        row = SITES[state["site"]]
+        following = None
+        if len(state["pages"]) < self.multipage_max:
+            following = self._next_page(row, cap.url, body, state["seen"])[0]
+        if following is None:
+            yield from self._finish(state)
+            return
+        state["seen"].append(following)
+        yield self._page_request(state, following)
+
+    def page_failed(self, failure: Failure) -> Iterable[Request | ArticleItem]:
+        request = failure.request  # type: ignore[attr-defined]
+        state = request.meta["multipage"]
+        if (single := state.pop("fallback", None)) is not None:
+            yield self._page_request(state, single)  # the pages, then
+            return
+        reason = failure_reason(failure) or "refused"
+        yield from self._page_missing(state, request.url, reason)
+
+    def _page_missing(self, state: dict[str, Any], url: str, why: str) -> Iterable[ArticleItem]:
+        n = len(state["pages"])
+        self.logger.warning(
+            "page %s of %s not in the archive (%s: %s): storing pages 1-%s",
+            n + 1, state["url"], why, url, n,
+        )  # fmt: skip
+        self._stat("page_missing")
+        yield from self._finish(state)
+
+    def _finish(self, state: dict[str, Any]) -> Iterable[ArticleItem]:
+        if self.limit is not None and self.records_yielded >= self.limit:
+            return
+        row, arch, cap = (
+            SITES[state["site"]],
+            Archive(**state["archive"]),
+            Capture(**state["capture"]),
+        )
+        (_, body), *rest = state["pages"]
+        page_urls = tuple(u for u, _ in state["pages"]) if rest else ()
+        yield from self._article(
+            state["url"], row, arch, cap, state["headers"], body, tuple(rest), page_urls
+        )
 
     def _read(
         self, response: Response, arch: Archive, cap: Capture

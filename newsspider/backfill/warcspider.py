@@ -16,6 +16,13 @@ file's name (``archive = "warc:<file name>"``) and the capture's ``WARC-Date``
 - The latest capture of a URL wins within one scan: an earlier or equal capture met after
   a later one is skipped (``newsspider/warc/superseded``), a later one goes through once the
   earlier has left the pipelines, and the stored row is overwritten in place.
+- A multi-page article's pages are joined (:mod:`newsspider.backfill.paged`): its item
+  carries the further pages' captures (``ArticleItem.pages``, ``page_urls``), as a live
+  crawl's does, up to ``MULTIPAGE_MAX_PAGES``; counted ``newsspider/warc/paged_joined``,
+  ``paged_single`` (its one-page version), ``paged_incomplete`` (stored with the pages up
+  to the first the files lack) and ``page_without_first`` (a page 2..n whose first page no
+  record holds: dropped), and in ``newsspider/multipage_articles/<site>`` and
+  ``newsspider/multipage_pages/<site>`` as in a crawl.
 - Every record the scan passes over is counted by reason, ``newsspider/warc/<reason>``
   (:data:`~newsspider.backfill.warcscan.SCAN_REASONS`); the end of the scan logs one INFO
   line with the records read, kept and skipped by reason, records/s and MB/s.
@@ -38,7 +45,8 @@ from typing import Any
 
 from scrapy import Spider, signals
 
-from newsspider.backfill.warcscan import WarcPage, WarcScan
+from newsspider.backfill.paged import Joined, PagedPages
+from newsspider.backfill.warcscan import WarcScan
 from newsspider.items import ArticleItem
 from newsspider.outcome import PAGES_READ_STAT
 from newsspider.sites import SITES
@@ -91,11 +99,13 @@ class WarcBackfillSpider(Spider):
         self._stop = False
         self._logged = False
         self._started = 0.0
+        self.paged = PagedPages(1)  # from_crawler: MULTIPAGE_MAX_PAGES
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> WarcBackfillSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.engine_db = engine_from_settings(crawler.settings)
+        spider.paged = PagedPages(crawler.settings.getint("MULTIPAGE_MAX_PAGES"))
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(spider._item_done, signal=signal)
         crawler.signals.connect(spider.spider_closed, signal=signals.spider_closed)
@@ -103,25 +113,35 @@ class WarcBackfillSpider(Spider):
 
     # -- the scan thread ----------------------------------------------------------------
 
-    def _next_batch(self, pages: Iterator[WarcPage]) -> tuple[list[WarcPage], set[str], dict]:
-        """Up to :data:`BATCH` kept pages (the latest capture of a URL repeated within
-        them), the stored URLs among them, and the scan's counts so far."""
-        latest: dict[str, WarcPage] = {}
+    def _next_batch(self, pages: Iterator[Any]) -> tuple[list[Joined], set[str], dict]:
+        """Up to :data:`BATCH` kept articles (the latest capture of a URL repeated within
+        them; a multi-page article's pages joined, :class:`PagedPages`), the stored URLs
+        among them, and the scan's counts so far."""
+        latest: dict[str, Joined] = {}
         superseded = 0
         deadline = time.monotonic() + BATCH_SECONDS
-        for page in pages:
-            prev = latest.get(page.url)
-            if prev is None or page.captured_at > prev.captured_at:
-                latest[page.url] = page
+
+        def keep(joined: Joined) -> None:
+            nonlocal superseded
+            prev = latest.get(joined.page.url)
+            if prev is None or joined.page.captured_at > prev.page.captured_at:
+                latest[joined.page.url] = joined
             superseded += prev is not None
+
+        for page in pages:
+            for joined in self.paged.feed(page):
+                keep(joined)
             if len(latest) >= BATCH or self._stop or time.monotonic() > deadline:
                 break
+        else:  # the files are read: the articles still waiting for a page leave as they are
+            for joined in self.paged.finish():
+                keep(joined)
         stored: set[str] = set()
         if latest:
             with session(self.engine_db) as s:
                 stored = stored_urls_among(s, latest)
         assert self.scan is not None
-        counts = dict(self.scan.counts)
+        counts = {**self.scan.counts, **self.paged.counts}
         counts["superseded"] = superseded  # within the batch; added to the spider's own
         return list(latest.values()), stored, counts
 
@@ -168,9 +188,10 @@ class WarcBackfillSpider(Spider):
             pool.submit(pages.close)  # after the batch in hand, in the scan's own thread
             pool.shutdown(wait=False)
 
-    def _item(self, page: WarcPage, stored: set[str]) -> ArticleItem | None:
-        """The page as an item, or None (counted) when it is stored already or an earlier
-        capture than one this scan yielded."""
+    def _item(self, joined: Joined, stored: set[str]) -> ArticleItem | None:
+        """The article as an item, or None (counted) when it is stored already or an
+        earlier capture than one this scan yielded."""
+        page = joined.page
         earlier = self._yielded.get(page.url)
         if earlier is not None:
             if page.captured_at <= earlier:
@@ -182,6 +203,10 @@ class WarcBackfillSpider(Spider):
         self._yielded[page.url] = page.captured_at
         site = SITES[page.site]
         headers = {k: v for k, v in page.headers.items() if k.lower() in _KEPT_HEADERS}
+        if joined.page_urls:
+            stats = self.crawler.stats
+            stats.inc_value(f"newsspider/multipage_articles/{site.key}")
+            stats.inc_value(f"newsspider/multipage_pages/{site.key}", len(joined.page_urls))
         return ArticleItem(
             url=page.url,
             site=site.key,
@@ -191,6 +216,8 @@ class WarcBackfillSpider(Spider):
             fetched_at=page.captured_at,
             archive=f"warc:{page.warc}",
             captured_at=page.captured_at,
+            pages=tuple((p.url, p.body) for p in joined.more),
+            page_urls=joined.page_urls,
         )
 
     def _skip(self, reason: str, n: int = 1) -> None:

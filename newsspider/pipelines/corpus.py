@@ -85,7 +85,7 @@ from newsspider.storage import (
     transaction,
     upsert_articles,
 )
-from newsspider.storage.db import join_authors
+from newsspider.storage.db import join_authors, page_urls_json
 from newsspider.storage.fts import SEARCH_SYNC_SECONDS, sync_search
 from newsspider.storage.runs import finish_crawl_run, start_crawl_run
 from newsspider.storage.stories import assign_stories
@@ -454,6 +454,7 @@ class CorpusPipeline:
                         "script": adapter.get("script"),
                         "image": adapter.get("image"),
                         "image_caption": adapter.get("image_caption"),
+                        "page_urls": page_urls_json(adapter.get("page_urls")),
                     }
                 )
                 self.site_keys.add(site)

@@ -31,6 +31,12 @@ Per site (the row's fields, :mod:`newsspider.sites`):
 * ``encoding``: the charset the site's pages are in, given to extraction as the
   Content-Type's charset when the response names none.
 
+A multi-page article (``ArticleItem.pages``, fetched by the spider: docs/crawling.md,
+"Multi-page articles") has each further page extracted by the same method, where the first
+goes, and its body is the pages' bodies joined in order without the pager's lines
+(:func:`newsspider.extraction.pager.join_pages`); title, time and the record come from the
+first page. A further page that fails to extract adds nothing (logged); the article stays.
+
 ``xpath`` uses each site's trained thresholds (``scrapy train``, table ``xpath_thresholds``),
 read once when the spider opens; a site without a row uses each page's own thresholds, the
 documented default of Hou & Yang's method (:class:`~newsspider.extraction.xpathseg.XpathClusters`).
@@ -52,6 +58,7 @@ from newsspider.extraction import ExtractionError
 from newsspider.extraction.encoding import overruled_declaration
 from newsspider.extraction.model import RECORD_FIELDS, ExtractedArticle
 from newsspider.extraction.page import content_type_of
+from newsspider.extraction.pager import join_pages
 from newsspider.extraction.registry import get_extractor, registered
 from newsspider.extraction.render import BrowserUnavailable, VisualError, unavailable_reason
 from newsspider.sites import SITES
@@ -190,7 +197,34 @@ class ExtractionPipeline:
             raise NotHtml(f"not an HTML page ({exc}): {url}") from exc
         if codec is not None:
             article.encoding = codec  # the rendered DOM came in as text: the bytes' codec
+        if adapter.get("pages") and article.text:
+            article.text = await self._joined(article.text, adapter["pages"], site, params, job)
         return self._fill(adapter, item, article, url, headers)
+
+    async def _joined(
+        self,
+        first: str,
+        pages: tuple[tuple[str, bytes], ...],
+        site: Any,
+        params: dict[str, Any],
+        job: tuple[Any, ...],
+    ) -> str:
+        """The body of a multi-page article: page 1's and each further page's, joined."""
+        method, _, _, headers, tz = job
+        texts = [first]
+        for page_url, body in pages:
+            html = body
+            try:
+                if site is not None and site.render:
+                    html, _ = await self._render(body, headers, page_url, site.key)
+                page = await self._run(
+                    method, html, page_url, headers, tz, params, site and site.json_path
+                )
+            except (ExtractionError, DropItem) as exc:
+                logger.warning("page %s of a multi-page article not extracted: %s", page_url, exc)
+                continue
+            texts.append(page.text)
+        return join_pages(texts)
 
     async def _render(
         self, html: Any, headers: Mapping[str, str] | None, url: str, site_key: str

@@ -75,6 +75,10 @@ class Site:
     ``depth_limit`` is the crawl's ``DEPTH_LIMIT`` for the row (None: the spider's
     default, start page -> list page -> article), set by ``scrapy addsite`` when the
     site's lists are paginated deeper than that (docs/crawling.md#reach);
+    ``next_page`` is the rule finding an article's next page where the general one misses
+    (docs/crawling.md, "Multi-page articles"): an XPath (starting with ``/`` or ``(``)
+    selecting the next page's link or its ``href``, or a regex over link URLs whose first
+    group, when it has one, is the page number;
     ``checked`` is False until ``scrapy sites check`` has passed for the row;
     ``enabled`` (default: ``checked``) puts it in ``scrapy nightly``; ``facts`` says where
     its facts come from; ``examples`` are article URLs its patterns were written from;
@@ -95,6 +99,7 @@ class Site:
     json_path: str | None = None
     section_from_path: bool = False
     depth_limit: int | None = None
+    next_page: str | None = None
     checked: bool = True
     enabled: bool = True
     facts: str = ""

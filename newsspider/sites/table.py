@@ -24,7 +24,7 @@ from __future__ import annotations
 import codecs
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -35,6 +35,7 @@ from scrapy.settings import BaseSettings
 
 from newsspider import settings as project_defaults
 from newsspider.errors import UserError
+from newsspider.extraction.pager import is_xpath_rule
 from newsspider.paths import project_path
 from newsspider.sites.model import FEED_KINDS, Feed, Site
 
@@ -83,6 +84,7 @@ FIELDS: dict[str, tuple[str, bool]] = {
     "json_path": ("str", False),
     "section_from_path": ("bool", False),
     "depth_limit": ("int", False),
+    "next_page": ("str", False),
     "checked": ("bool", False),
     "enabled": ("bool", False),
     "facts": ("str", False),
@@ -103,6 +105,19 @@ def _kind_name(kind: str) -> str:
         "list": "a list of strings",
         "feeds": "a list of { url, kind } tables",
     }[kind]
+
+
+def _check_next_page(fail: Callable[[str, str], SitesFileError], rule: str) -> None:
+    """A ``next_page`` rule is an XPath (``/``, ``(``) lxml compiles, or a Python regex."""
+    if not rule.strip():
+        raise fail("next_page", "empty; give an XPath or a regex, or leave the field out")
+    if is_xpath_rule(rule):
+        return
+    try:
+        re.compile(rule)
+    except re.error as exc:
+        what = "an XPath lxml accepts nor " if rule.lstrip().startswith(("/", "(")) else ""
+        raise fail("next_page", f"{rule!r} is neither {what}a Python regex ({exc})") from None
 
 
 def site_from_table(where: str, key: str, table: Mapping[str, Any], origin: str) -> Site:
@@ -154,6 +169,9 @@ def site_from_table(where: str, key: str, table: Mapping[str, Any], origin: str)
             codecs.lookup(encoding)
         except LookupError:
             raise fail("encoding", f"{encoding!r} is not an encoding Python knows") from None
+    next_page = table.get("next_page")
+    if next_page is not None:
+        _check_next_page(fail, next_page)
     feeds = tuple(_feed(fail, feed) for feed in table.get("feeds", ()))
     if not table.get("start_urls") and not feeds:
         raise fail("start_urls", "empty, and no feeds: a crawl would have nowhere to start")
@@ -173,6 +191,7 @@ def site_from_table(where: str, key: str, table: Mapping[str, Any], origin: str)
         json_path=table.get("json_path"),
         section_from_path=table.get("section_from_path", False),
         depth_limit=table.get("depth_limit"),
+        next_page=next_page,
         checked=checked,
         enabled=table.get("enabled", checked),
         facts=table.get("facts", ""),

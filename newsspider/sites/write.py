@@ -35,7 +35,8 @@ def site_table(site: Site) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for name in ("source", "facts", "allowed_domains", "start_urls", "article_patterns",
                  "list_patterns", "feeds", "tz", "title_stop_words", "encoding", "render",
-                 "json_path", "section_from_path", "depth_limit", "examples", "checked", "enabled"):
+                 "json_path", "section_from_path", "depth_limit", "next_page", "examples",
+                 "checked", "enabled"):
         value = getattr(site, name)
         if name == "enabled":
             if value != site.checked:  # the loader's default is enabled = checked

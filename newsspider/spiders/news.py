@@ -49,6 +49,18 @@ redirect back to a URL of its own chain is counted as ``redirect_loop`` (the
 dupefilter drops it silently otherwise). Requests refused on purpose (robots.txt, an
 article already stored) are not failures and are not counted here.
 
+Multi-page articles (``newsspider/extraction/pager.py``, docs/crawling.md): an article
+page whose bytes hold a pager marker (or any page of a site with a ``next_page`` rule) is
+parsed for its next page; the pages are fetched one after the other (``dont_filter``, depth
+reset: they are one article), up to ``MULTIPAGE_MAX_PAGES``, and leave as one item under the
+first page's URL carrying the further pages (``ArticleItem.pages``, ``page_urls``); a
+全文 / 单页阅读 link is fetched instead when the page offers one. A link or start URL to
+page n of an article (``a_3.shtml``) is taken to its first page (:func:`first_page_url`),
+so no page after the first is ever an article of its own. A page n that fails ends the
+article at page n-1 (logged). Stats: ``newsspider/multipage_articles/<site>`` (articles of
+two pages or more, or read through their one-page version) and
+``newsspider/multipage_pages/<site>`` (the pages they were read from).
+
 Size: pages are held to ``DOWNLOAD_MAXSIZE`` (10 MiB in settings.py: a bigger page is
 not a news article), feeds to :data:`MAX_FEED_BYTES` (sitemaps may be 50 MB).
 """
@@ -74,6 +86,12 @@ from w3lib.url import canonicalize_url
 
 from newsspider import settings as project_defaults
 from newsspider.errors import UserError
+from newsspider.extraction.pager import (
+    first_page_url,
+    might_have_pager,
+    next_page_url,
+    single_page_url,
+)
 from newsspider.items import ArticleItem
 from newsspider.sites import Feed, FeedKind, Site
 
@@ -304,6 +322,9 @@ class NewsSpider(Spider):
         # Zaobao's are sitemap-YYYYMM.xml back to 2016, half a million articles);
         # from_crawler sets it from NEWS_SITEMAPS_PER_INDEX, 0 reads them all (a backfill).
         self.sitemaps_per_index = project_defaults.NEWS_SITEMAPS_PER_INDEX
+        # Pages of one multi-page article fetched and joined (from_crawler reads
+        # MULTIPAGE_MAX_PAGES); 1 stores first pages alone.
+        self.multipage_max = project_defaults.MULTIPAGE_MAX_PAGES
         # Domains are checked by request_for (Site.owns, on the host name like
         # OffsiteMiddleware; LinkExtractor's allow_domains compares host:port).
         # The default deny_extensions keep images, archives and media out.
@@ -336,6 +357,7 @@ class NewsSpider(Spider):
         """Read the spider's settings once, here (settings are read in from_crawler, never later)."""
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.sitemaps_per_index = crawler.settings.getint("NEWS_SITEMAPS_PER_INDEX")
+        spider.multipage_max = crawler.settings.getint("MULTIPAGE_MAX_PAGES")
         crawler.signals.connect(spider.request_dropped, signal=signals.request_dropped)
         return spider
 
@@ -398,7 +420,7 @@ class NewsSpider(Spider):
         """
         if not self.site.owns(url):
             return None
-        canonical = self.site.canonical_url(url)
+        canonical = self.first_page(self.site.canonical_url(url))
         if self.site.is_article(canonical):
             return Request(
                 canonical,
@@ -409,6 +431,16 @@ class NewsSpider(Spider):
         if lists and self.site.is_list(canonical):
             return Request(canonical, callback=self.parse, errback=self.fetch_failed)
         return None
+
+    def first_page(self, url: str) -> str:
+        """A link to page n of an article (``a_3.shtml``, ``?page=3``) as its first page's
+        URL, when that is an article URL of the row; any other URL as it is. Off with
+        ``MULTIPAGE_MAX_PAGES = 1``."""
+        if self.multipage_max > 1 and (first := first_page_url(url)) is not None:
+            first = self.site.canonical_url(first)
+            if self.site.is_article(first):
+                return first
+        return url
 
     def feed_request(self, feed: Feed) -> Request:
         """GET a feed, or POST its JSON ``body`` when it has one."""
@@ -438,7 +470,7 @@ class NewsSpider(Spider):
         for url in self.start_urls:
             if not self.site.owns(url):
                 self.logger.warning("start URL %s is outside %s", url, self.site.allowed_domains)
-            canonical = self.site.canonical_url(url)
+            canonical = self.first_page(self.site.canonical_url(url))
             # Chosen by hand, so allowed even off-site; but not dont_filter,
             # so a list page linking back to a start page is not fetched twice.
             meta = {"allow_offsite": True}
@@ -531,24 +563,177 @@ class NewsSpider(Spider):
         if not isinstance(response, TextResponse):
             self.logger.debug("not a text page, skipped: %s", response.url)
             return
-        headers = {
-            name: value.decode("latin-1")
-            for name in ITEM_HEADERS
-            if (value := response.headers.get(name)) is not None
-        }
+        if self.multipage_max > 1 and (request := self._pager_request(response, url)):
+            yield request
+            return
+        yield from self._article(url, response.body, _item_headers(response))
+
+    def _article(
+        self,
+        url: str,
+        html: bytes,
+        headers: dict[str, str],
+        pages: tuple[tuple[str, bytes], ...] = (),
+        page_urls: tuple[str, ...] = (),
+    ) -> Iterator[ArticleItem]:
+        """The one item of an article (of one page, or its pages joined by the pipeline)."""
         self.articles_yielded += 1
         self._stat("articles_found")
+        if page_urls:
+            self._stat("multipage_articles")
+            self._stat("multipage_pages", len(page_urls))
         yield ArticleItem(
             url=url,
             site=self.site.key,
             source=self.site.source,
-            html=response.body,
+            html=html,
             headers=headers,
             fetched_at=datetime.now(UTC),
+            pages=pages,
+            page_urls=page_urls,
         )
         if self.limit_reached:
             self.logger.info("limit of %s articles reached, closing", self.limit)
             raise CloseSpider("limit")
+
+    # -- multi-page articles (module docstring) ----------------------------------
+
+    def _next_page(self, response: TextResponse, seen: list[str]) -> str | None:
+        """The next page of the article ``response`` is a page of, or None; the bytes are
+        tested before anything is parsed (most articles have one page)."""
+        body = response.body
+        rule = self.site.next_page
+        if not (rule or might_have_pager(body, response.url)):
+            return None
+        try:
+            root = response.selector.root
+        except (ValueError, TypeError):
+            return None
+        if root is None or not hasattr(root, "iter"):
+            return None
+        return next_page_url(root, response.url, rule, seen)
+
+    def _pager_request(self, response: TextResponse, url: str) -> Request | None:
+        """The request for page 2 (or for the one-page version) of a paged article."""
+        seen = [response.url]
+        following = self._next_page(response, seen)
+        if following is None:
+            return None
+        state = {
+            "url": url,
+            "headers": _item_headers(response),
+            "pages": [(response.url, response.body)],
+            "seen": [*seen, following],
+        }
+        single = single_page_url(response.selector.root, response.url)
+        if single is not None:
+            self.logger.debug("paged article %s: reading its one-page version %s", url, single)
+            return self._continuation(
+                single, state, self.parse_single_page, self.single_page_failed, following
+            )
+        return self._continuation(following, state, self.parse_next_page, self.next_page_failed)
+
+    def _continuation(
+        self,
+        url: str,
+        state: dict[str, Any],
+        callback: Any,
+        errback: Any,
+        following: str | None = None,
+    ) -> Request:
+        # dont_filter: a page of an article is fetched for that article even if a link
+        # brought it already; depth_reset: the pages are one article, not links deeper in.
+        return Request(
+            url,
+            callback=callback,
+            errback=errback,
+            dont_filter=True,
+            priority=ARTICLE_PRIORITY + 1,
+            meta={
+                "multipage": state,
+                "multipage_next": following,
+                "depth_reset": True,
+                "incremental": False,  # the row is written once all its pages are in
+            },
+        )
+
+    def parse_next_page(self, response: Response) -> Iterator[Request | ArticleItem]:
+        """Page n of a paged article: the next one is requested, or the article ends here."""
+        state = response.meta["multipage"]
+        if not isinstance(response, TextResponse):
+            self.logger.warning(
+                "page %s of %s is not a text page; storing pages 1-%s: %s",
+                len(state["pages"]) + 1, state["url"], len(state["pages"]), response.url,
+            )  # fmt: skip
+            yield from self._finish(state)
+            return
+        state["pages"].append((response.url, response.body))
+        state["seen"].append(response.url)
+        if len(state["pages"]) >= self.multipage_max:
+            if self._next_page(response, state["seen"]) is not None:
+                self.logger.info(
+                    "article %s has more than %s pages (MULTIPAGE_MAX_PAGES): storing %s",
+                    state["url"], self.multipage_max, self.multipage_max,
+                )  # fmt: skip
+            yield from self._finish(state)
+            return
+        following = self._next_page(response, state["seen"])
+        if following is None:
+            yield from self._finish(state)
+            return
+        state["seen"].append(following)
+        yield self._continuation(following, state, self.parse_next_page, self.next_page_failed)
+
+    def next_page_failed(self, failure: Failure) -> Iterator[ArticleItem]:
+        """Page n could not be fetched: the article is stored with pages 1 to n-1."""
+        self.fetch_failed(failure)
+        request = failure.request  # type: ignore[attr-defined]  (set by Scrapy)
+        state = request.meta["multipage"]
+        self.logger.warning(
+            "page %s of %s failed: storing pages 1-%s (%s)",
+            len(state["pages"]) + 1, state["url"], len(state["pages"]), request.url,
+        )  # fmt: skip
+        yield from self._finish(state)
+
+    def parse_single_page(self, response: Response) -> Iterator[Request | ArticleItem]:
+        """The one-page version (全文) of a paged article: the article, under page 1's URL."""
+        state = response.meta["multipage"]
+        if not isinstance(response, TextResponse):
+            yield from self._single_fallback(state, response.meta["multipage_next"])
+            return
+        yield from self._article(
+            state["url"], response.body, _item_headers(response), (), (response.url,)
+        )
+
+    def single_page_failed(self, failure: Failure) -> Iterator[Request | ArticleItem]:
+        """The one-page version could not be fetched: the pages are read instead."""
+        request = failure.request  # type: ignore[attr-defined]  (set by Scrapy)
+        reason = failure_reason(failure)
+        self.logger.info(
+            "one-page version %s of %s not fetched (%s): reading its pages",
+            request.url, request.meta["multipage"]["url"], reason,
+        )  # fmt: skip
+        yield from self._single_fallback(request.meta["multipage"], request.meta["multipage_next"])
+
+    def _single_fallback(self, state: dict[str, Any], following: str) -> Iterator[Request]:
+        yield self._continuation(following, state, self.parse_next_page, self.next_page_failed)
+
+    def _finish(self, state: dict[str, Any]) -> Iterator[ArticleItem]:
+        """The item of a paged article from the pages fetched (one page: an ordinary one)."""
+        if self.limit_reached:
+            return
+        (_, html), *rest = state["pages"]
+        page_urls = tuple(u for u, _ in state["pages"]) if rest else ()
+        yield from self._article(state["url"], html, state["headers"], tuple(rest), page_urls)
+
+
+def _item_headers(response: Response) -> dict[str, str]:
+    """The response headers an item carries (:data:`ITEM_HEADERS`), as ``str``."""
+    return {
+        name: value.decode("latin-1")
+        for name in ITEM_HEADERS
+        if (value := response.headers.get(name)) is not None
+    }
 
 
 def parse_limit(value: str | int | None) -> int | None:

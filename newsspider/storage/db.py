@@ -10,6 +10,7 @@ code whose only generated part is its placeholders (values are always bound).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -57,6 +58,7 @@ UPDATE_COLUMNS = (
     "archive",
     "captured_at",
     *RECORD_COLUMNS,
+    "page_urls",  # a multi-page article's pages, JSON list (NULL: one page)
 )
 REQUIRED_COLUMNS = ("url", "site", "source", "content", "raw_text")
 
@@ -194,6 +196,7 @@ def _prepare_rows(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "archive": None,
             "captured_at": None,
             **dict.fromkeys(RECORD_COLUMNS),
+            "page_urls": None,
             "fetched_at": now,
             "updated_at": now,
             **row,
@@ -220,6 +223,13 @@ def join_authors(names: Iterable[str] | str | None) -> str | None:
         if name and name not in out:
             out.append(name)
     return AUTHOR_SEPARATOR.join(out) or None
+
+
+def page_urls_json(urls: Iterable[str] | None) -> str | None:
+    """``articles.page_urls`` of a multi-page article: its pages' URLs as a JSON list, in
+    order; NULL for an article of one page (no URLs given)."""
+    urls = list(urls or ())
+    return json.dumps(urls, ensure_ascii=False) if urls else None
 
 
 def split_authors(value: str | None) -> list[str]:

@@ -15,6 +15,7 @@ keeps the stored ones.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +34,7 @@ __all__ = [
     "RECORD_COLUMNS",
     "REWRITE_COLUMNS",
     "StoredArticle",
+    "paged_articles",
     "record_values",
     "rewrite_articles",
     "stored_by_url",
@@ -117,6 +119,24 @@ def stored_by_url(
             stmt = stmt.where(ARTICLES.c.site == site)
         for row in session.execute(stmt):
             found[row.url] = StoredArticle(**row._asdict())
+    return found
+
+
+def paged_articles(session: Session, site: str | None = None) -> dict[str, tuple[str, ...]]:
+    """The stored multi-page articles (of ``site`` only, when given): each row's URL and
+    its ``page_urls`` (the pages its body was read from, in order). A value that is not a
+    JSON list of URLs is left out, with the row read as one page."""
+    stmt = select(ARTICLES.c.url, ARTICLES.c.page_urls).where(ARTICLES.c.page_urls.is_not(None))
+    if site is not None:
+        stmt = stmt.where(ARTICLES.c.site == site)
+    found: dict[str, tuple[str, ...]] = {}
+    for url, value in session.execute(stmt):
+        try:
+            pages = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(pages, list) and pages and all(isinstance(u, str) for u in pages):
+            found[url] = tuple(pages)
     return found
 
 
