@@ -32,6 +32,7 @@ from scrapy.settings import BaseSettings
 from scrapy.utils.sitemap import sitemap_urls_from_robots
 
 from newsspider.discovery.fetch import Fetched, Fetcher
+from newsspider.extraction.pager import first_page_url
 from newsspider.sites import Feed, Site
 from newsspider.spiders.news import FEED_META
 from newsspider.storage import Engine
@@ -156,6 +157,22 @@ async def list_site(
     return listing
 
 
+def first_page_of(site: Site) -> Callable[[str], str | None]:
+    """The first page of a listed URL that is page n of a multi-page article of ``site``
+    (``a_3.shtml`` -> ``a.shtml``, canonical, an article URL of the row), else None: page 2..n
+    are never rows of their own (docs/crawling.md, "Multi-page articles"), so a listed page 3
+    whose page 1 is stored is not missing."""
+
+    def first_page(url: str) -> str | None:
+        first = first_page_url(url)
+        if first is None:
+            return None
+        first = site.canonical_url(first)
+        return first if site.is_article(first) else None
+
+    return first_page
+
+
 def compare_listing(
     engine: Engine,
     listing: SiteListing,
@@ -164,8 +181,11 @@ def compare_listing(
     policy: CoveragePolicy,
     first_page: Callable[[str], str | None] | None = None,
 ) -> SiteCoverage:
-    """The listing's window days compared with the corpus of ``engine``."""
+    """The listing's window days compared with the corpus of ``engine`` (a continuation
+    page counts as its first page: :func:`first_page_of` unless ``first_page`` is given)."""
     site = listing.site
+    if first_page is None:
+        first_page = first_page_of(site)
     by_day, unmatched = listed_by_day(listing.documents, site, now=now, days=policy.days)
     with open_session(engine) as session:
         stored = stored_among(session, lookups(by_day, first_page))

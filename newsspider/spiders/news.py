@@ -354,7 +354,7 @@ class NewsSpider(Spider):
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
-        """Read the spider's settings once, here (settings are read in from_crawler, never later)."""
+        """Read the spider's settings once, here (in from_crawler, never later)."""
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider.sitemaps_per_index = crawler.settings.getint("NEWS_SITEMAPS_PER_INDEX")
         spider.multipage_max = crawler.settings.getint("MULTIPAGE_MAX_PAGES")
