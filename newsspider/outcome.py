@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from newsspider.extraction.kinds import FOLLOWED, KINDS, NOT_STORED
+
 __all__ = [
     "DATABASE_UNAVAILABLE",
     "DISCOVERY_FAILED_STAT",
@@ -38,6 +40,7 @@ __all__ = [
     "CrawlOutcome",
     "crawl_outcome",
     "format_duration",
+    "kinds_part",
     "pages_ok_from_stats",
     "worst_status",
 ]
@@ -136,6 +139,8 @@ class CrawlOutcome:
     seconds: float | None = None
     storing: bool = True
     interrupted: bool = False
+    #: pages extracted per kind (``newsspider/kind/<kind>``, docs/crawling.md "Page kinds")
+    kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -159,12 +164,25 @@ class CrawlOutcome:
             f"{failed:,} fetch{'' if failed == 1 else 'es'} failed{_reasons(self.fetch_failures)}"
         )
         parts.append(format_duration(self.seconds))
-        text = ", ".join(parts)
+        text = ", ".join(parts) + kinds_part(self.kinds)
         if self.interrupted:
             text += " (stopped by a signal)"
         if not self.ok:
             text += f"; exit status {self.status}: {self.meaning}"
         return text
+
+
+def kinds_part(kinds: Mapping[str, int]) -> str:
+    """``; kinds: article 120, gallery 6, video 4, live 1; not stored: topic 3, list 2`` for
+    the summary line, empty when every page was an article (the line says so already)."""
+    if not kinds or set(kinds) <= {"article"}:
+        return ""
+    order = {k: i for i, k in enumerate(KINDS)}
+    ranked = sorted(kinds.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+    stored = [f"{k} {n:,}" for k, n in ranked if k not in NOT_STORED and n]
+    unstored = [f"{k} {n:,}" for k, n in ranked if k in NOT_STORED and n]
+    text = f"; kinds: {', '.join(stored)}" if stored else "; kinds: none stored"
+    return text + (f"; not stored: {', '.join(unstored)}" if unstored else "")
 
 
 def _reasons(counts: Mapping[str, int]) -> str:
@@ -197,6 +215,7 @@ def crawl_outcome(
     dropped = _int(stats, "item_dropped_count")
     pages_ok = pages_ok_from_stats(stats)
     interrupted = finish_reason == "shutdown"
+    kinds = by_suffix(stats, "newsspider/kind/")
     if (
         finish_reason == DATABASE_UNAVAILABLE
         or drop_reasons.get(DROPPED_DATABASE)
@@ -207,7 +226,8 @@ def crawl_outcome(
         stats.get(DISCOVERY_FAILED_STAT) or (pages_ok == 0 and not resumed and not interrupted)
     ):
         status = EXIT_NOTHING_FETCHED
-    elif stored == 0 and dropped > 0:
+    elif stored == 0 and dropped - sum(kinds.get(k, 0) for k in FOLLOWED) > 0:
+        # topic and list pages are dropped once their links are followed: not articles lost
         status = EXIT_ALL_DROPPED
     else:
         status = EXIT_OK
@@ -224,6 +244,7 @@ def crawl_outcome(
         seconds=_seconds(stats, now),
         storing=storing,
         interrupted=interrupted,
+        kinds=kinds,
     )
 
 

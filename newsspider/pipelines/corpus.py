@@ -452,6 +452,7 @@ class CorpusPipeline:
                         "script": adapter.get("script"),
                         "image": adapter.get("image"),
                         "image_caption": adapter.get("image_caption"),
+                        "kind": adapter.get("kind"),
                     }
                 )
                 self.site_keys.add(site)

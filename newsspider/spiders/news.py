@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any, Self
 from lxml import etree
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import CloseSpider, IgnoreRequest
-from scrapy.http import Response, TextResponse
+from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip
@@ -474,6 +474,24 @@ class NewsSpider(Spider):
             n_lists,
         )
 
+    def page_links(
+        self, url: str, body: bytes, headers: dict[str, str], depth: int
+    ) -> list[Request]:
+        """The requests :meth:`parse` makes from a page fetched as an article that turned out
+        to be a page of links (a topic or list page, docs/crawling.md "Page kinds"): its
+        article and list links, each at ``depth + 1`` as DepthMiddleware would set it, none
+        past ``DEPTH_LIMIT``. The extraction pipeline hands them to the engine."""
+        request = Request(url, meta={"depth": depth})
+        response = HtmlResponse(url, body=body, headers=headers, request=request)
+        max_depth = self.settings.getint("DEPTH_LIMIT")
+        if max_depth > 0 and depth + 1 > max_depth:
+            return []
+        out = []
+        for link in self.parse(response):
+            link.meta["depth"] = depth + 1
+            out.append(link)
+        return out
+
     def parse_feed(self, response: Response, kind: FeedKind) -> Iterator[Request]:
         """A feed: request its article links; a sitemap index's sitemaps are feeds too."""
         if self.limit_reached:
@@ -539,6 +557,7 @@ class NewsSpider(Spider):
             html=response.body,
             headers=headers,
             fetched_at=datetime.now(UTC),
+            depth=response.meta.get("depth", 0),
         )
         if self.limit_reached:
             self.logger.info("limit of %s articles reached, closing", self.limit)
