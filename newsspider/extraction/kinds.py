@@ -39,7 +39,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
@@ -52,6 +52,7 @@ __all__ = [
     "STORED",
     "PageSignals",
     "decide_kind",
+    "gallery_lead",
     "kind_text",
     "page_kind",
     "page_signals",
@@ -89,6 +90,9 @@ LINKS_MIN_HEADLINES = 10
 #: (:func:`prose_chars`; measured: at most 35 on the list pages, at least 93 on the articles
 #: of pages as link-heavy).
 LINKS_MAX_PROSE = 60
+#: ... or than this many on a page that calls itself a topic (专题 in its title, a ``/zt/``
+#: folder): a topic page opens with a lead of its own (导语).
+LINKS_MAX_PROSE_TOPIC = 300
 #: A line without a sentence's end is prose from this many characters with a comma.
 PROSE_LINE_CHARS = 40
 #: A link holding at least this many characters of text reads as a headline.
@@ -117,9 +121,10 @@ _GALLERY_URL = re.compile(
     r"|gallery|album|picture)s?/",
     re.I,
 )
-_TOPIC_TITLE = re.compile(r"专题|特别报道|特别策划|专栏|系列报道|聚焦|全景|特刊")
+_TOPIC_TITLE = re.compile(r"专题")
 _TOPIC_URL = re.compile(r"/(?:zt|zhuanti|special|specials|topic|topics|subject)/", re.I)
 _URL = re.compile(r"(?:https?:)?//")
+_TOKEN = re.compile(r"^[\w.:/-]+$", re.ASCII)
 _SENTENCE = re.compile(r"[。！？!?]|\.(?:\s|$)")
 _COMMA = re.compile(r"，|, ")
 _FOOTER = re.compile(
@@ -197,11 +202,13 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _declared(scan: PageScan) -> tuple[str | None, bool]:
-    """The kind the metadata states, and whether it calls the page an article."""
+def _declared(scan: PageScan) -> tuple[str | None, bool, str | None]:
+    """The kind the metadata states, whether it calls the page an article, and the
+    description of the JSON-LD object that states the kind."""
     og = (scan.metas.get("og:type") or "").strip().lower()
     article = og in ("article", "news", "newsarticle")
     found: str | None = None
+    description: str | None = None
     if og.startswith("video"):
         found = "video"
     for obj in scan.json_ld:
@@ -213,15 +220,17 @@ def _declared(scan: PageScan) -> tuple[str | None, bool]:
                 if pattern.match(t):
                     # the first stated wins; a live blog is an article type too
                     found = found or kind
+                    if description is None and isinstance(obj.get("description"), str):
+                        description = obj["description"]
             if _JSONLD_ARTICLE.search(t) and not t.lower().startswith("liveblog"):
                 article = True
-    return found, article
+    return found, article, description
 
 
 def _gallery_data(root: etree._Element) -> list[tuple[str, str]]:
     """The (image, caption) pairs a gallery page embeds for its viewer: Sina's ``#eData``
     (``<dl><dt>title</dt><dd>image</dd><dd>thumb</dd><dd>caption</dd><dd>id</dd>``: the
-    longest of the ``dd`` that are not addresses is the caption), NetEase's
+    longest of the ``dd`` that are neither addresses nor ids is the caption), NetEase's
     ``<textarea name="gallery-data">`` JSON (``list[].img``, ``list[].note``)."""
     out: list[tuple[str, str]] = []
     for holder in root.iterfind(".//*[@id='eData']"):
@@ -229,7 +238,7 @@ def _gallery_data(root: etree._Element) -> list[tuple[str, str]]:
             dt = dl.find("dt")
             dds = [_flat("".join(dd.itertext())) for dd in dl.iter("dd")]
             image = next((d for d in dds if _URL.match(d)), "")
-            words = [d for d in dds if d and not _URL.match(d)]
+            words = [d for d in dds if d and not _URL.match(d) and not _TOKEN.match(d)]
             caption = max(words, key=len) if words else ""  # beside ids and times, the longest
             title = _flat("".join(dt.itertext())) if dt is not None else ""
             text = caption or title
@@ -260,6 +269,21 @@ def _is_player(el: etree._Element) -> bool:
     return False
 
 
+def _picture_caption(img: etree._Element) -> str | None:
+    """A picture's caption as the page writes it: its figure's ``figcaption``, else the
+    record's reading (:func:`.record._caption_of`: a caption element or a short line under
+    it), else an ``alt`` text of a few words."""
+    for ancestor in img.iterancestors("figure"):
+        for cap in ancestor.iter("figcaption"):
+            if text := _flat("".join(cap.itertext())):
+                return text[:ENTRY_MAX_CHARS]
+        break
+    if caption := _caption_of(img):
+        return caption
+    alt = _flat(img.get("alt") or "")
+    return alt if len(alt) >= 4 else None
+
+
 def page_signals(
     root: etree._Element, url: str | None = None, scan: PageScan | None = None
 ) -> PageSignals:
@@ -271,13 +295,14 @@ def page_signals(
     if scan is None:
         scan = scan_page(root)
     signals = PageSignals()
-    signals.declared, signals.declared_article = _declared(scan)
+    signals.declared, signals.declared_article, described = _declared(scan)
     title_el = root.find("head/title")
     if title_el is None:
         title_el = root.find(".//title")
     signals.title = _flat("".join(title_el.itertext())) if title_el is not None else ""
+    metas = scan.metas
     signals.description = (
-        _flat(scan.metas.get("og:description") or scan.metas.get("description") or "") or None
+        _flat(metas.get("og:description") or metas.get("description") or described or "") or None
     )
     parts = urlsplit(url) if url else None
     path = parts.path if parts else ""
@@ -309,7 +334,7 @@ def page_signals(
         signals.players += len(_XP_PLAYER_BOXES(body))
     for img in _XP_IMAGES(body):
         if (src := _image_src(img)) and _large(img, src):
-            signals.images.append((src, _caption_of(img)))
+            signals.images.append((src, _picture_caption(img)))
     if not (signals.live_hint or signals.declared == "live"):
         return signals  # entries are read for a page that says it is live
     for node in _XP_SHORT_TEXTS(body):
@@ -385,7 +410,7 @@ def decide_kind(signals: PageSignals, body: str) -> str:
     links_page = (
         signals.headline_links >= LINKS_MIN_HEADLINES
         and signals.link_share >= LINKS_MIN_SHARE
-        and prose_chars(body) < LINKS_MAX_PROSE
+        and prose_chars(body) < (LINKS_MAX_PROSE_TOPIC if signals.topic_hint else LINKS_MAX_PROSE)
     )
     if (declared == "list" and not signals.declared_article) or links_page:
         return "topic" if signals.topic_hint else "list"
@@ -393,24 +418,49 @@ def decide_kind(signals: PageSignals, body: str) -> str:
 
 
 def kind_text(kind: str, signals: PageSignals, body: str) -> str:
-    """The text a page of ``kind`` keeps (module docstring): a gallery's captions in order,
-    a video page's description, a live page's entries in page order, each when it says
-    more than the extracted ``body``; else ``body``."""
+    """The text a page of ``kind`` keeps (module docstring); ``body`` for an article.
+
+    - gallery: the captions of the gallery data the page embeds, in order (the data is what
+      its viewer shows; the body a method finds in it is addresses and ids); without such
+      data the images' captions, when they say at least as much as ``body``;
+    - video: the description (``og:description``, the meta description, JSON-LD's), when the
+      body's prose (:func:`prose_chars`) is shorter: a player's page has little else;
+    - live: the time-stamped entries in time order (a page listing the newest first is read
+      backwards), when they say more than ``body``.
+    """
     if kind == "gallery":
-        captions = [c for _, c in signals.gallery if c] or [c for _, c in signals.images if c]
-        text = "\n".join(dict.fromkeys(captions))
-    elif kind == "video":
-        text = signals.description or ""
-    elif kind == "live":
-        text = "\n".join(signals.entries)
-    else:
-        return body
-    return text if _chars(text) > _chars(body) else body
+        embedded = [c for _, c in signals.gallery if c]
+        if embedded:
+            return "\n".join(dict.fromkeys(embedded))
+        captions = "\n".join(dict.fromkeys(c for _, c in signals.images if c))
+        return captions if _chars(captions) >= _chars(body) else body
+    if kind == "video":
+        description = signals.description or ""
+        return description if prose_chars(body) < _chars(description) else body
+    if kind == "live":
+        entries = signals.entries
+        if len(entries) > 1 and _entry_time(entries[0]) > _entry_time(entries[-1]):
+            entries = entries[::-1]
+        text = "\n".join(entries)
+        return text if _chars(text) > _chars(body) else body
+    return body
 
 
-def gallery_images(signals: PageSignals) -> list[str]:
-    """A gallery's image URLs in order (embedded data first, else the body's large images)."""
-    return [src for src, _ in signals.gallery if src] or [src for src, _ in signals.images]
+def _entry_time(entry: str) -> tuple[int, ...]:
+    m = _TIME_LEAD.match(entry)
+    return tuple(int(x) for x in re.findall(r"\d+", m.group(1))) if m else ()
+
+
+def gallery_lead(signals: PageSignals, url: str | None) -> tuple[str | None, str | None]:
+    """A gallery's first picture and its caption (the record's ``image`` and
+    ``image_caption`` when the page names no lead image): from the embedded data, else the
+    body's first large image; the address made absolute against ``url``."""
+    pictures = [(src, c) for src, c in signals.gallery if src] or signals.images
+    if not pictures:
+        return None, None
+    src, caption = pictures[0]
+    src = urljoin(url, src) if url else src
+    return (src if src.startswith(("http://", "https://")) else None), caption or None
 
 
 def page_kind(root: etree._Element, url: str | None, body: str) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from datetime import tzinfo
 from typing import Any, Literal
 
-from .kinds import decide_kind, kind_text, page_signals
+from .kinds import decide_kind, gallery_lead, kind_text, page_signals
 from .language import detect_language, detect_script
 from .model import ExtractedArticle
 from .page import Page, empty_article, load_page
@@ -86,6 +86,8 @@ class Extractor(ABC):
                 setattr(article, name, getattr(record, name))
         article.kind = decide_kind(signals, article.text)
         article.text = kind_text(article.kind, signals, article.text)
+        if article.kind == "gallery" and article.image is None:
+            article.image, article.image_caption = gallery_lead(signals, url)
         sample = article.text
         if len(sample) < LANGUAGE_MIN_BODY:  # a body too short to tell: the title too
             sample = f"{article.title or ''}\n{sample}"
