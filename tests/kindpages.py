@@ -66,7 +66,12 @@ def netease_photoview(captions: Sequence[str] = GALLERY_CAPTIONS) -> str:
     data = {
         "info": {"setname": "航拍春日油菜花海", "imgsum": len(captions)},
         "list": [
-            {"id": f"p{k}", "title": "", "note": c, "img": f"https://cms-bucket.ws.126.net/p{k}.jpg"}
+            {
+                "id": f"p{k}",
+                "title": "",
+                "note": c,
+                "img": f"https://cms-bucket.ws.126.net/p{k}.jpg",
+            }
             for k, c in enumerate(captions)
         ],
     }
@@ -85,10 +90,12 @@ def figure_gallery(captions: Sequence[str] = GALLERY_CAPTIONS) -> str:
         f"<figcaption>{c}</figcaption></figure>"
         for k, c in enumerate(captions)
     )
-    return page("组图｜航拍春日油菜花海", f'<div class="article"><h1>航拍春日油菜花海</h1>{figures}</div>')
+    body = f'<div class="article"><h1>航拍春日油菜花海</h1>{figures}</div>'
+    return page("组图｜航拍春日油菜花海", body)
 
 
 VIDEO_DESCRIPTION = "5月1日，首届城市龙舟邀请赛在滨江公园开赛，来自全国的24支队伍同场竞技。"
+STATED_DESCRIPTION = "邀请赛决赛中，来自沿江城市的两支队伍鼓声震天，最终以0.3秒之差分出胜负。"
 
 
 def tencent_video() -> str:
@@ -97,7 +104,8 @@ def tencent_video() -> str:
         '<div class="mod_player"><iframe frameborder="0" width="640" height="360" '
         'src="https://v.qq.com/txp/iframe/player.html?vid=x0035abcd12" allowfullscreen>'
         "</iframe></div>"
-        f'<div class="video-info"><h1>首届城市龙舟邀请赛开赛</h1><p class="desc">{VIDEO_DESCRIPTION}</p></div>'
+        '<div class="video-info"><h1>首届城市龙舟邀请赛开赛</h1>'
+        f'<p class="desc">{VIDEO_DESCRIPTION}</p></div>'
     )
     head = f'<meta name="description" content="{VIDEO_DESCRIPTION}">'
     return page("视频｜首届城市龙舟邀请赛开赛_腾讯新闻", body, head)
@@ -109,7 +117,7 @@ def jsonld_video() -> str:
         "@context": "https://schema.org",
         "@type": "VideoObject",
         "name": "城市龙舟邀请赛精彩瞬间",
-        "description": VIDEO_DESCRIPTION,
+        "description": STATED_DESCRIPTION,
         "uploadDate": "2024-05-01T10:00:00+08:00",
         "contentUrl": "https://v.example.cn/2024/0501/boat.mp4",
     }
@@ -138,7 +146,10 @@ def live_page(entries: Sequence[tuple[str, str]] = LIVE_ENTRIES) -> str:
         f'<li class="live-item"><span class="time">{t}</span><div class="text">{x}</div></li>'
         for t, x in reversed(entries)
     )
-    body = f'<div class="live-box"><h1>十四届全国人大二次会议开幕会</h1><ul class="live-list">{items}</ul></div>'
+    body = (
+        '<div class="live-box"><h1>十四届全国人大二次会议开幕会</h1>'
+        f'<ul class="live-list">{items}</ul></div>'
+    )
     return page("图文直播｜十四届全国人大二次会议开幕会", body)
 
 
@@ -155,9 +166,12 @@ OLDER = [f"往届两会回顾：第{k}次会议重要议程和成果一览" for 
 def topic_page(article_hrefs: Sequence[str], lead: str = "") -> str:
     """A 专题 page: a lead, sections of headline links (the articles), older coverage."""
     first = "".join(
-        f'<li><a href="{h}">{t}</a></li>' for h, t in zip(article_hrefs, TOPIC_HEADLINES, strict=False)
+        f'<li><a href="{h}">{t}</a></li>'
+        for h, t in zip(article_hrefs, TOPIC_HEADLINES, strict=False)
     )
-    older = "".join(f'<li><a href="/special/old-{k}.html">{t}</a></li>' for k, t in enumerate(OLDER))
+    older = "".join(
+        f'<li><a href="/special/old-{k}.html">{t}</a></li>' for k, t in enumerate(OLDER)
+    )
     body = (
         '<div class="zt-banner"><h1>2024全国两会</h1></div>'
         f'<div class="zt-lead"><p>{lead}</p></div>'
@@ -192,7 +206,8 @@ def list_page(article_hrefs: Sequence[str]) -> str:
     )
     body = (
         f'<div class="news-list"><ul>{items}</ul></div>'
-        '<div class="pages"><a href="/list/roll-2.html">下一页</a> <a href="/list/roll-9.html">尾页</a></div>'
+        '<div class="pages"><a href="/list/roll-2.html">下一页</a> '
+        '<a href="/list/roll-9.html">尾页</a></div>'
     )
     return page("滚动新闻_本地新闻", body)
 
@@ -208,7 +223,8 @@ def article_with_player() -> str:
     """A news article with a sidebar video player: still an article."""
     paras = "".join(f"<p>{p}</p>" for p in ARTICLE_PARAGRAPHS)
     body = (
-        f'<div class="article"><h1>五一假期公共交通客流创新高</h1><div class="content">{paras}</div></div>'
+        '<div class="article"><h1>五一假期公共交通客流创新高</h1>'
+        f'<div class="content">{paras}</div></div>'
         '<div class="side-video"><iframe src="https://v.qq.com/txp/iframe/player.html?vid=y0012"'
         ' width="300" height="200"></iframe></div>'
     )
