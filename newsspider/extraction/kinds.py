@@ -28,7 +28,7 @@ more than the body), a video page's description, a live page's entries in page o
 challenge detector; ``topic``, ``list`` and ``blocked`` are never stored
 (:data:`NOT_STORED`), the first two are followed for their links (:data:`FOLLOWED`).
 
-The thresholds are module constants measured on the saved pages of ../shared/datasets
+The thresholds are module constants measured on the saved pages of the evaluation datasets
 (docs/crawling.md "Page kinds" gives the confusion and its command,
 ``benchmarks/page_kinds.py``). Pure: lxml and the standard library.
 """
