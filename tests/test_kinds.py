@@ -10,6 +10,7 @@ import json
 import unicodedata
 from collections import Counter
 from datetime import UTC, datetime
+from urllib.parse import urlencode
 
 import pytest
 from scrapy.cmdline import execute
@@ -38,6 +39,7 @@ from newsspider.storage import Article, Corpus, create_schema, engine_for, upser
 from newsspider.storage.corpus import parse_kinds
 from tests import kindpages as pages
 from tests.localserver import REPO, FakeStats, Page, article_html, links_page, run_crawl, serve
+from tests.test_web import request, run_server
 
 TOPIC_LEAD = (
     "3月5日，十四届全国人大二次会议在北京人民大会堂开幕。本专题全程关注大会进程，"
@@ -321,6 +323,44 @@ def test_crawl_stores_kinds_follows_topic_and_list_pages(tmp_path, monkeypatch, 
     assert code == 2 and "never stored" in err
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM articles WHERE kind IS NULL")).scalar() == 0
+
+
+def test_web_search_filters_by_kind(tmp_path):
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    engine = engine_for(url)
+    create_schema(engine)
+    with Session(engine) as s, s.begin():
+        upsert_articles(
+            s,
+            [
+                {
+                    "url": f"https://s.example/{k}.html",
+                    "site": "sina",
+                    "source": "新浪",
+                    "title": f"油菜花海{kind}",
+                    "content": "油菜花海的说明文字",
+                    "raw_text": "油菜花海的说明文字",
+                    "kind": kind,
+                }
+                for k, kind in enumerate(["gallery", "article", None])
+            ],
+        )
+    for base in run_server(url):
+        status, body = request(
+            f"{base}/api/search?{urlencode({'q': '油菜花海', 'kind': 'gallery'})}"
+        )
+        assert status == 200 and [h["url"] for h in json.loads(body)["hits"]] == [
+            "https://s.example/0.html"
+        ]
+        status, body = request(f"{base}/api/search?kind=article")  # NULL reads as article
+        assert {h["url"] for h in json.loads(body)["hits"]} == {
+            "https://s.example/1.html",
+            "https://s.example/2.html",
+        }
+        status, page = request(f"{base}/?kind=topic")
+        assert status == 400 and "kind must be one of" in page
+        status, page = request(f"{base}/")
+        assert '<select name="kind">' in page
 
 
 def test_stats_json_has_kinds(tmp_path, monkeypatch, capsys):
