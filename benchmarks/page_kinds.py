@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 
 from newsspider.evaluation import load_cases  # noqa: E402
 from newsspider.extraction import ExtractionError, extract_article  # noqa: E402
-from newsspider.extraction.kinds import KINDS, _describe, page_signals  # noqa: E402
+from newsspider.extraction.kinds import KINDS, page_signals, signals_summary  # noqa: E402
 from newsspider.extraction.page import load_page  # noqa: E402
 
 #: The dataset whose pages are lists; every other dataset holds articles.
@@ -59,7 +59,7 @@ def main() -> int:
             if not right:
                 page = load_page(case.html, url=case.url)
                 signals = page_signals(page.root, case.url) if page.root is not None else None
-                detail = str(_describe(signals)) if signals is not None else ""
+                detail = str(signals_summary(signals)) if signals is not None else ""
                 wrong.append((name, case.id, kind, detail))
         kinds = ", ".join(f"{k} {n}" for k, n in found.most_common())
         print(f"{name:28} {sum(found.values()):4} pages: {kinds}")

@@ -7,22 +7,22 @@ page of links, a channel list. Extracted as articles, a gallery gives a body of 
 its navigation, a topic page the blurb of its first link. The kind is decided here, in two
 steps around the extraction method:
 
-1. :func:`page_signals` reads the page before the method changes the tree (one walk of the
-   body): the kind its metadata states (``og:type``; JSON-LD ``@type`` ``VideoObject``,
-   ``ImageGallery``, ``LiveBlogPosting``, ``CollectionPage``), the gallery data portals embed
+1. :func:`page_signals` reads the page before the method changes the tree: the kind its
+   metadata states (``og:type``; JSON-LD ``@type`` ``VideoObject``, ``ImageGallery``,
+   ``LiveBlogPosting``, ``CollectionPage``), the gallery data portals embed
    (Sina's ``#eData``, NetEase's ``gallery-data`` textarea), large images with their captions,
-   players (``<video>``, player iframes and embeds), time-stamped entries, link text against
-   all text, and topic hints (专题 in the title, ``/zt/`` or ``/special/`` in
-   the URL).
-2. :func:`decide_kind` takes those with the body the method extracted (its length in
-   characters): stated kinds first (a page that says it is an article stays one unless its
-   body is missing), then embedded gallery data, a player above a short text, time-stamped
-   entries of a page that calls itself 直播, many large images each with little text, and
-   last a page whose links hold most of its text and whose body is short: a topic when it
-   says so, else a list.
+   players (``<video>``, player iframes and embeds), time-stamped entries (on a page that
+   says it is live), headline links and their share of the text, and what the title and
+   URL say (专题 or ``/zt/``; 视频 or ``/video/``; 图集 or ``/photo/``; 直播 or ``/live/``).
+2. :func:`decide_kind` takes those with the body the method extracted: stated kinds first
+   (a page that also says it is an article stays one unless its body is short), then
+   embedded gallery data, a player above a short text, time-stamped entries of a page that
+   calls itself live, many large images each with little text on a page that says
+   pictures, and last a page of headline links whose body holds no prose
+   (:func:`prose_chars`): a topic when it says so, else a list.
 
-:func:`kind_text` then gives a kind its text: a gallery's captions in order (when they say
-more than the body), a video page's description, a live page's entries in page order.
+:func:`kind_text` then gives a kind its text: a gallery's captions in order, a video page's
+description, a live page's entries in time order.
 
 ``blocked`` (a challenge or verification page) is reserved here and decided by the
 challenge detector; ``topic``, ``list`` and ``blocked`` are never stored
@@ -56,6 +56,8 @@ __all__ = [
     "kind_text",
     "page_kind",
     "page_signals",
+    "prose_chars",
+    "signals_summary",
 ]
 
 #: Every kind, in the order the summaries list them.
@@ -177,7 +179,7 @@ class PageSignals:
     gallery: list[tuple[str, str]] = field(default_factory=list)
     #: time-stamped entries (``10:32 text``) in page order
     entries: list[str] = field(default_factory=list)
-    #: whether the page names itself live (直播 in the title, a ``live`` container)
+    #: whether the page names itself live (直播 or live in the title, a ``/live/`` URL)
     live_hint: bool = False
     #: 专题 in the title or a topic folder in the URL
     topic_hint: bool = False
@@ -185,8 +187,7 @@ class PageSignals:
     video_hint: bool = False
     #: 图集 in the title, a photo folder or host in the URL
     gallery_hint: bool = False
-
-    #: og:description or the meta description
+    #: og:description, the meta description, or the stating JSON-LD object's
     description: str | None = None
 
     @property
@@ -470,7 +471,7 @@ def page_kind(root: etree._Element, url: str | None, body: str) -> str:
     return decide_kind(page_signals(root, url), body)
 
 
-def _describe(signals: PageSignals) -> dict[str, Any]:
+def signals_summary(signals: PageSignals) -> dict[str, Any]:
     """The signals as a dict (the measurement script prints them)."""
     return {
         "declared": signals.declared,
