@@ -9,6 +9,11 @@ but ``list`` or ``topic``, both followed and never stored), and with ``--show`` 
 whose kind is not the expected one with its signals.
 
     python benchmarks/page_kinds.py DATASETS_DIR [--datasets list-pages,cx163-zh] [--show]
+        [--time]
+
+``--time`` also prints the CPU milliseconds a page of reading the signals
+(:func:`~newsspider.extraction.kinds.page_signals`, on pages parsed and scanned beforehand,
+the best of three passes) against the whole extraction of the same pages.
 
 DATASETS_DIR is the folder holding the dataset folders (each with ``cases.jsonl``).
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -27,6 +33,7 @@ from newsspider.evaluation import load_cases  # noqa: E402
 from newsspider.extraction import ExtractionError, extract_article  # noqa: E402
 from newsspider.extraction.kinds import KINDS, page_signals, signals_summary  # noqa: E402
 from newsspider.extraction.page import load_page  # noqa: E402
+from newsspider.extraction.record import scan_page  # noqa: E402
 
 #: The dataset whose pages are lists; every other dataset holds articles.
 LIST_DATASET = "list-pages"
@@ -39,6 +46,7 @@ def main() -> int:
     parser.add_argument("datasets_dir", type=Path)
     parser.add_argument("--datasets", default="", help="comma list (default: every folder)")
     parser.add_argument("--show", action="store_true", help="print every page of a wrong kind")
+    parser.add_argument("--time", action="store_true", help="CPU ms a page of the signals")
     args = parser.parse_args()
     names = [n for n in args.datasets.split(",") if n] or sorted(
         p.name for p in args.datasets_dir.iterdir() if (p / "cases.jsonl").is_file()
@@ -77,7 +85,30 @@ def main() -> int:
     if args.show:
         for name, case_id, kind, detail in wrong:
             print(f"{name}/{case_id}: {kind} {detail}")
+    if args.time:
+        timing([c for name in names for c in load_cases(args.datasets_dir / name)])
     return 0
+
+
+def timing(cases: list) -> None:
+    """CPU ms a page: the signals alone (pages parsed and scanned before), the extraction."""
+    pages = [(load_page(c.html, url=c.url), c.url) for c in cases]
+    pages = [(p, url, scan_page(p.root, p.markup)) for p, url in pages if p.root is not None]
+    passes = []
+    for _ in range(3):
+        start = time.process_time()
+        for page, url, scan in pages:
+            page_signals(page.root, url, scan)
+        passes.append(time.process_time() - start)
+    start = time.process_time()
+    for c in cases:
+        try:
+            extract_article(c.html, c.url)
+        except ExtractionError:
+            pass
+    whole = time.process_time() - start
+    n = max(1, len(pages))
+    print(f"signals {min(passes) / n * 1000:.2f} ms a page, extraction {whole / n * 1000:.2f} ms")
 
 
 if __name__ == "__main__":
