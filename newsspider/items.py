@@ -82,7 +82,12 @@ class ArticleItem:
       names) and ``authors_source``, ``origin`` (the stated source, 来源, normalised)
       and ``origin_source``, ``editor``, ``section`` and ``section_source`` (``url``:
       from the URL's path, when the site row has ``section_from_path``), ``language``
-      (ISO 639-1), ``script``, ``image`` (a URL) and ``image_caption``.
+      (ISO 639-1), ``script``, ``image`` (a URL) and ``image_caption``;
+    - ``kind``: the page's kind (``article``, ``gallery``, ``video``, ``live``; ``topic``,
+      ``list`` and ``blocked`` pages are dropped, docs/crawling.md "Page kinds").
+
+    Set by the spider for the pipeline: ``depth``, the page's crawl depth (the links of a
+    topic or list page under an article URL are followed from it, within ``DEPTH_LIMIT``).
 
     Set by ``scrapy backfill`` (``newsspider/backfill``), None for a live fetch:
 
@@ -118,6 +123,8 @@ class ArticleItem:
     script: str | None = None
     image: str | None = None
     image_caption: str | None = None
+    kind: str | None = None
+    depth: int = 0
     archive: str | None = None
     captured_at: datetime | None = field(default=None, metadata=_TIME)
     pages: tuple[tuple[str, bytes], ...] = field(default=(), repr=False, metadata=_PAGES)

@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from newsspider.extraction.kinds import FOLLOWED, KINDS, NOT_STORED
+
 __all__ = [
     "CHALLENGED_STAT",
     "CHALLENGE_GAVE_UP_ARTICLES_STAT",
@@ -48,6 +50,7 @@ __all__ = [
     "blocked",
     "crawl_outcome",
     "format_duration",
+    "kinds_part",
     "pages_ok_from_stats",
     "worst_status",
 ]
@@ -171,6 +174,8 @@ class CrawlOutcome:
     article_fetches: int = 0
     #: article requests given up as challenged
     challenged_articles: int = 0
+    #: pages extracted per kind (``newsspider/kind/<kind>``, docs/crawling.md "Page kinds")
+    kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -216,12 +221,25 @@ class CrawlOutcome:
                 f"{challenged:,} challenged{_reasons(self.challenged)}, {gave_up:,} given up"
             )
         parts.append(format_duration(self.seconds))
-        text = ", ".join(parts)
+        text = ", ".join(parts) + kinds_part(self.kinds)
         if self.interrupted:
             text += " (stopped by a signal)"
         if not self.ok:
             text += f"; exit status {self.status}: {self.meaning}"
         return text
+
+
+def kinds_part(kinds: Mapping[str, int]) -> str:
+    """``; kinds: article 120, gallery 6, video 4, live 1; not stored: topic 3, list 2`` for
+    the summary line, empty when every page was an article (the line says so already)."""
+    if not kinds or set(kinds) <= {"article"}:
+        return ""
+    order = {k: i for i, k in enumerate(KINDS)}
+    ranked = sorted(kinds.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+    stored = [f"{k} {n:,}" for k, n in ranked if k not in NOT_STORED and n]
+    unstored = [f"{k} {n:,}" for k, n in ranked if k in NOT_STORED and n]
+    text = f"; kinds: {', '.join(stored)}" if stored else "; kinds: none stored"
+    return text + (f"; not stored: {', '.join(unstored)}" if unstored else "")
 
 
 def _reasons(counts: Mapping[str, int]) -> str:
@@ -258,6 +276,7 @@ def crawl_outcome(
     challenged_articles = sum(by_suffix(stats, CHALLENGE_GAVE_UP_ARTICLES_STAT).values())
     article_fetches = sum(by_suffix(stats, "newsspider/articles_found/").values())
     article_fetches += challenged_articles
+    kinds = by_suffix(stats, "newsspider/kind/")
     if (
         finish_reason == DATABASE_UNAVAILABLE
         or drop_reasons.get(DROPPED_DATABASE)
@@ -270,7 +289,8 @@ def crawl_outcome(
         stats.get(DISCOVERY_FAILED_STAT) or (pages_ok == 0 and not resumed and not interrupted)
     ):
         status = EXIT_NOTHING_FETCHED
-    elif stored == 0 and dropped > 0:
+    elif stored == 0 and dropped - sum(kinds.get(k, 0) for k in FOLLOWED) > 0:
+        # topic and list pages are dropped once their links are followed: not articles lost
         status = EXIT_ALL_DROPPED
     else:
         status = EXIT_OK
@@ -291,6 +311,7 @@ def crawl_outcome(
         challenge_gave_up=gave_up,
         article_fetches=article_fetches,
         challenged_articles=challenged_articles,
+        kinds=kinds,
     )
 
 

@@ -55,6 +55,7 @@ from scrapy.responsetypes import responsetypes
 
 from newsspider.backfill.warcscan import Tape, WarcResponse, decode_body, warc_responses
 from newsspider.extraction import ExtractionError
+from newsspider.extraction.kinds import NOT_STORED
 from newsspider.extraction.linehash import page_md5
 from newsspider.extraction.model import ExtractedArticle
 from newsspider.extraction.pager import join_pages
@@ -98,6 +99,7 @@ SKIP_REASONS = (
     "undecodable",  # a Content-Encoding that could not be undone
     "not_html",  # not a text page by its headers, or ExtractionError
     "empty_body",  # the extractor finds no article body now
+    "not_stored_kind",  # the page reads as a topic, list or challenge page now
     "no_title",  # a body but no headline
     "all_boilerplate",  # every body line is boilerplate by the site's table
     "extraction_failed",  # a worker died twice on it, or the extractor raised
@@ -517,7 +519,9 @@ def _write(
             logger.warning("extraction failed on %s: %r", job.page.url, exc)
             report.skipped["extraction_failed"] += 1
             continue
-        if not article.text:
+        if article.kind in NOT_STORED:  # a page never stored (docs/crawling.md "Page kinds")
+            report.skipped["not_stored_kind"] += 1
+        elif not article.text:
             report.skipped["empty_body"] += 1
         elif not article.title:
             report.skipped["no_title"] += 1

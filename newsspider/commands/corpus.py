@@ -6,10 +6,12 @@ so that the output is only the answer (pipe ``export`` into a file or ``jq``).
 
 ``search`` also filters by what pages state about themselves: ``--author NAME`` (one of
 the article's authors, the exact name), ``--origin NAME`` (the stated source, 来源),
-``--section NAME``, ``--lang CODE`` (ISO 639-1); with one of them the QUERY may be left
-out. ``export --format parquet`` writes typed columns (pyarrow), ``-o FILE`` or a
-redirected stdout. ``migrate --to postgresql+psycopg://...`` copies the (SQLite) corpus
-into PostgreSQL, resumably, and verifies the copy (``newsspider/storage/migrate.py``).
+``--section NAME``, ``--lang CODE`` (ISO 639-1), and ``search`` and ``export`` by the
+page's kind, ``--kind gallery`` (repeatable, or a comma list: ``article``, ``gallery``,
+``video``, ``live``); with one of them the QUERY may be left out. ``export --format
+parquet`` writes typed columns (pyarrow), ``-o FILE`` or a redirected stdout. ``migrate
+--to postgresql+psycopg://...`` copies the (SQLite) corpus into PostgreSQL, resumably, and
+verifies the copy (``newsspider/storage/migrate.py``).
 
 Dates for ``--since``/``--until`` are ``YYYY-MM-DD`` or ISO 8601 times. A time without an
 offset, and a bare date, are read in ``--tz`` (default Asia/Shanghai, the zone of most
@@ -33,6 +35,7 @@ from scrapy.exceptions import UsageError
 from newsspider.cli import NewsCommand, time_zone
 from newsspider.coverage.figures import coverage_table, row_json, site_coverage
 from newsspider.errors import UserError
+from newsspider.extraction.kinds import STORED
 from newsspider.progress import progress_bar, stderr_is_terminal
 from newsspider.reprints import params_from_settings
 from newsspider.sites import SITES
@@ -43,6 +46,7 @@ from newsspider.storage.corpus import (
     EXPORT_FORMATS,
     TOP_RECORD,
     CorpusStats,
+    parse_kinds,
     utc_day_bounds,
 )
 from newsspider.storage.fts import pending_rows, sync_search
@@ -109,11 +113,11 @@ class Command(NewsCommand):
     def long_desc(self) -> str:
         return (
             "search QUERY: full-text search (Chinese works; any length), filtered by "
-            "--author/--origin/--section/--lang too (then QUERY may be left out); "
+            "--author/--origin/--section/--lang/--kind too (then QUERY may be left out); "
             "show ID|URL: one article; export --format jsonl|csv|parquet [-o FILE]: every "
-            "stored field, streamed; stats: articles per site and day, newest article, line "
-            "tables, top stated origins and sections (--by-origin: per month, live or each "
-            "archive); "
+            "stored field, streamed (--kind too); stats: articles per site and day, newest "
+            "article, per kind, line tables, top stated origins and sections (--by-origin: "
+            "per month, live or each archive); "
             "serve [--host H] [--port P] [--token T]: the corpus in the browser, read-only; "
             "reprints [--format table|jsonl] [--rebuild]: stories of two or more articles; "
             "index: index the articles queued for search in batches (an upgraded corpus); "
@@ -138,6 +142,13 @@ class Command(NewsCommand):
         parser.add_argument("--section", default=None, help="search: the section is NAME")
         parser.add_argument(
             "--lang", default=None, help="search: the body's language, ISO 639-1 (zh, en)"
+        )
+        parser.add_argument(
+            "--kind",
+            action="append",
+            default=None,
+            help="search, export: only pages of this kind: article, gallery, video, live "
+            "(repeatable, or a comma list)",
         )
         parser.add_argument("--json", action="store_true", help="print JSON")
         parser.add_argument(
@@ -186,17 +197,18 @@ class Command(NewsCommand):
         until = parse_when(opts.until, tz=opts.tz, until=True) if opts.until else None
         if since and until and since >= until:
             raise UsageError("--since must be before --until", print_help=False)
+        opts.kind = parse_kinds(opts.kind) or None
         assert self.settings is not None
         engine = check_database(self.settings)
         if index_missing(engine):
             print("adding the search index to the stored articles (once)...", file=sys.stderr)  # noqa: T201
         corpus = Corpus(engine)
         if action == "search":
-            filtered = any((opts.author, opts.origin, opts.section, opts.lang))
+            filtered = any((opts.author, opts.origin, opts.section, opts.lang, opts.kind))
             if len(rest) > 1 or (rest and not rest[0].strip()) or not (rest or filtered):
                 raise UsageError(
                     "search takes one QUERY (quote it if it has spaces), or none with "
-                    "--author, --origin, --section or --lang"
+                    "--author, --origin, --section, --lang or --kind"
                 )
             if opts.limit < 1:
                 raise UsageError("--limit must be at least 1", print_help=False)
@@ -291,6 +303,7 @@ class Command(NewsCommand):
             origin=opts.origin,
             section=opts.section,
             language=opts.lang,
+            kind=opts.kind,
         )
         if opts.collapse:
             self._search_collapsed(corpus, query, hits[: fetch], opts)
@@ -406,7 +419,8 @@ class Command(NewsCommand):
             )
         # A bar on a terminal, never over the export itself (stdout on the same terminal).
         bar_on = stderr_is_terminal() and (to_file or not sys.stdout.isatty())
-        total = corpus.count(site=opts.site, since=since, until=until) if bar_on else None
+        where = {"site": opts.site, "since": since, "until": until, "kind": opts.kind}
+        total = corpus.count(**where) if bar_on else None
         if to_file:
             path = Path(opts.output)
             if not path.parent.is_dir():
@@ -416,16 +430,12 @@ class Command(NewsCommand):
                 open(path, "wb") if opts.format == "parquet" else open(path, "w", **text) as fh,
                 progress_bar(total, desc="export", unit="article", enabled=bar_on) as bar,
             ):
-                n = corpus.export(
-                    fh, opts.format, site=opts.site, since=since, until=until, progress=bar.update
-                )
+                n = corpus.export(fh, opts.format, progress=bar.update, **where)
             print(f"exported {n} articles to {path}", file=sys.stderr)  # noqa: T201
             return
         out: IO[Any] = sys.stdout.buffer if opts.format == "parquet" else sys.stdout
         with progress_bar(total, desc="export", unit="article", enabled=bar_on) as bar:
-            corpus.export(
-                out, opts.format, site=opts.site, since=since, until=until, progress=bar.update
-            )
+            corpus.export(out, opts.format, progress=bar.update, **where)
         out.flush()
 
     def _stats(self, corpus: Corpus, opts: argparse.Namespace) -> None:
@@ -447,8 +457,23 @@ class Command(NewsCommand):
             return
         self._stats_tables(stats, opts)
         print("\n" + "\n".join(coverage_table(coverage)))  # noqa: T201
+        self._kind_table(stats)
         self._record_tables(stats)
         self._reprint_tables(reprints, opts.site)
+
+    def _kind_table(self, stats: CorpusStats) -> None:
+        """``stats``: per site, the stored articles of each kind (a row stored before kinds
+        existed counts as an article); topic and list pages are never stored."""
+        shown = [k for k in STORED if any(s.kinds.get(k) for s in stats.sites.values())]
+        if not shown or shown == ["article"]:
+            return
+        rows = [
+            (s.site, *(str(s.kinds.get(k, 0)) for k in shown))
+            for s in stats.sites.values()
+            if s.kinds
+        ]
+        print("\narticles per kind (topic and list pages are followed, never stored):")  # noqa: T201
+        print(_table(("site", *shown), rows))  # noqa: T201
 
     def _record_tables(self, stats: CorpusStats) -> None:
         """``stats``: per site, the stated origins and sections with the most articles."""
@@ -553,6 +578,7 @@ def _nothing(query: str, opts: argparse.Namespace) -> str:
             ("origin", opts.origin),
             ("section", opts.section),
             ("language", opts.lang),
+            ("kind", ",".join(opts.kind or ())),
         )
         if value
     ]

@@ -120,7 +120,7 @@ class Command(NewsCommand):
         if article.image:
             caption = f"  ({article.image_caption})" if article.image_caption else ""
             print(f"image:     {article.image}{caption}")  # noqa: T201
-        print(f"encoding:  {article.encoding}    mode: {article.mode}")  # noqa: T201
+        print(f"encoding:  {article.encoding}    mode: {article.mode}    kind: {article.kind}")  # noqa: T201
         print()  # noqa: T201
         print(article.text)  # noqa: T201
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import tzinfo
 from typing import Any, Literal
 
+from .kinds import decide_kind, gallery_lead, kind_text, page_signals
 from .language import detect_language, detect_script
 from .model import ExtractedArticle
 from .page import Page, empty_article, load_page
@@ -75,6 +76,7 @@ class Extractor(ABC):
         page.scan = scan_page(page.root, page.markup)
         page.site_name = site_name
         lines = None if self.records_itself else page_lines(page.root)
+        signals = page_signals(page.root, url, page.scan)  # before the method changes the tree
         article = self.extract(page, url, **params)
         if lines is not None:
             record = record_from_lines(
@@ -82,6 +84,10 @@ class Extractor(ABC):
             )
             for name in record.__slots__:
                 setattr(article, name, getattr(record, name))
+        article.kind = decide_kind(signals, article.text)
+        article.text = kind_text(article.kind, signals, article.text)
+        if article.kind == "gallery" and article.image is None:
+            article.image, article.image_caption = gallery_lead(signals, url)
         sample = article.text
         if len(sample) < LANGUAGE_MIN_BODY:  # a body too short to tell: the title too
             sample = f"{article.title or ''}\n{sample}"

@@ -28,6 +28,10 @@ class ExtractedArticle:
     ``editor`` the responsible editor; ``section`` the site's section (``section_source``);
     ``language`` ISO 639-1 of the body; ``script`` ``simplified`` / ``traditional`` /
     ``mixed`` for Chinese; ``image`` an absolute URL and ``image_caption``.
+
+    ``kind`` is the page's kind (:mod:`.kinds`: ``article``, ``gallery``, ``video``,
+    ``live``, ``topic``, ``list``; ``blocked`` is the challenge detector's), decided by every
+    method from the page and the body it extracted.
     """
 
     title: str | None
@@ -50,6 +54,7 @@ class ExtractedArticle:
     script: str | None = None
     image: str | None = None
     image_caption: str | None = None
+    kind: str = "article"
 
     def __post_init__(self) -> None:
         if self.published_precision is None:
@@ -71,4 +76,5 @@ RECORD_FIELDS = (
     "script",
     "image",
     "image_caption",
+    "kind",
 )

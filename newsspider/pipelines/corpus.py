@@ -455,6 +455,7 @@ class CorpusPipeline:
                         "image": adapter.get("image"),
                         "image_caption": adapter.get("image_caption"),
                         "page_urls": page_urls_json(adapter.get("page_urls")),
+                        "kind": adapter.get("kind"),
                     }
                 )
                 self.site_keys.add(site)

@@ -56,6 +56,7 @@ from scrapy.exceptions import DropItem
 
 from newsspider.extraction import ExtractionError
 from newsspider.extraction.encoding import overruled_declaration
+from newsspider.extraction.kinds import FOLLOWED, NOT_STORED
 from newsspider.extraction.model import RECORD_FIELDS, ExtractedArticle
 from newsspider.extraction.page import content_type_of
 from newsspider.extraction.pager import join_pages
@@ -101,6 +102,31 @@ class RenderFailed(DropItem):
     """The page did not render: it hung or crashed the renderer."""
 
 
+class NotStoredKind(DropItem):
+    """The page is of a kind never stored (:data:`newsspider.extraction.kinds.NOT_STORED`)."""
+
+
+class TopicPage(NotStoredKind):
+    """A special topic (专题) under an article URL: its links are followed, it is not stored."""
+
+
+class ListPage(NotStoredKind):
+    """A list page under an article URL: its links are followed, it is not stored."""
+
+
+class BlockedPage(NotStoredKind):
+    """A challenge or verification page (the kind ``blocked``): never stored."""
+
+
+#: The drop of each kind that is never stored.
+NOT_STORED_DROPS: dict[str, type[NotStoredKind]] = {
+    "topic": TopicPage,
+    "list": ListPage,
+    "blocked": BlockedPage,
+}
+assert set(NOT_STORED_DROPS) == set(NOT_STORED)
+
+
 class ExtractionPipeline:
     """Fill ``title``, ``published``, ``raw_text``, ``encoding`` and what the page states
     about itself (:data:`RECORD_FIELDS`) of an ArticleItem.
@@ -121,6 +147,9 @@ class ExtractionPipeline:
         gc_threshold: int = 0,
     ) -> None:
         self.stats = stats
+        #: the crawler, whose engine takes the links of topic and list pages (None: not
+        #: followed, a pipeline used without a crawl)
+        self.crawler: Crawler | None = None
         self.gc_threshold = gc_threshold
         self.method = method
         # ValueError for an unknown EXTRACTOR, ImportError for a missing dependency: the
@@ -142,7 +171,7 @@ class ExtractionPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         s = crawler.settings
-        return cls(
+        pipeline = cls(
             crawler.stats,
             s.get("EXTRACTOR"),
             workers=parse_workers(s.get("EXTRACTION_WORKERS")),
@@ -150,6 +179,8 @@ class ExtractionPipeline:
             database_url=resolve_database_url(s.get("DATABASE_URL")),
             gc_threshold=s.getint("CRAWL_GC_THRESHOLD"),
         )
+        pipeline.crawler = crawler
+        return pipeline
 
     # -- spider lifecycle ---------------------------------------------------
 
@@ -182,6 +213,8 @@ class ExtractionPipeline:
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         url = adapter["url"]
+        if adapter.get("kind") == "blocked":  # the challenge detector's verdict
+            self._not_stored(adapter, "blocked", url)
         site_key = adapter["site"]
         site = SITES.get(site_key)
         # The site's own name: the paper a 本报讯 stands for (the record's origin).
@@ -282,6 +315,9 @@ class ExtractionPipeline:
         url: str,
         headers: Mapping[str, str] | None,
     ) -> Any:
+        kind = article.kind or "article"
+        if kind in NOT_STORED:
+            self._not_stored(adapter, kind, url)
         if not article.text:
             raise EmptyBody(f"no body: {url}", log_level="INFO")
         if not article.title:
@@ -315,7 +351,35 @@ class ExtractionPipeline:
             if section:
                 adapter["section"], adapter["section_source"] = section, "url"
         self.stats.inc_value(f"newsspider/extracted/{adapter['site']}")
+        self.stats.inc_value(f"newsspider/kind/{kind}")
         return item
+
+    def _not_stored(self, adapter: ItemAdapter, kind: str, url: str) -> None:
+        """Count a page of a kind never stored, follow a topic or list page's links, and drop
+        it (:data:`NOT_STORED_DROPS`)."""
+        self.stats.inc_value(f"newsspider/kind/{kind}")
+        followed = ""
+        if kind in FOLLOWED:
+            n = self._follow(adapter, url)
+            followed = f", {n} links followed"
+        raise NOT_STORED_DROPS[kind](f"{kind} page, not stored{followed}: {url}", log_level="INFO")
+
+    def _follow(self, adapter: ItemAdapter, url: str) -> int:
+        """Hand a topic or list page's article and list links to the engine; how many."""
+        crawler = self.crawler
+        spider = getattr(crawler, "spider", None) if crawler is not None else None
+        page_links = getattr(spider, "page_links", None)
+        if crawler is None or crawler.engine is None or page_links is None:
+            return 0
+        html = adapter["html"]
+        body = html if isinstance(html, bytes) else str(html).encode("utf-8")
+        headers = dict(adapter.get("headers") or {})
+        if not isinstance(html, bytes):  # a rendered DOM: text, now UTF-8
+            headers["Content-Type"] = "text/html; charset=utf-8"
+        requests = page_links(url, body, headers, adapter.get("depth") or 0)
+        for request in requests:
+            crawler.engine.crawl(request)
+        return len(requests)
 
 
 def raise_gc_threshold(threshold: int) -> None:
@@ -355,13 +419,18 @@ def trained_xpath_params(database_url: str) -> dict[str, dict[str, float]]:
 
 
 __all__ = [
+    "NOT_STORED_DROPS",
+    "BlockedPage",
     "EmptyBody",
     "ExtractionFailed",
     "ExtractionPipeline",
+    "ListPage",
     "NoTitle",
     "NotHtml",
+    "NotStoredKind",
     "RenderFailed",
     "RenderUnavailable",
+    "TopicPage",
     "raise_gc_threshold",
     "trained_xpath_params",
 ]

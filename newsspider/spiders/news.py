@@ -77,7 +77,7 @@ from typing import TYPE_CHECKING, Any, Self
 from lxml import etree
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import CloseSpider, IgnoreRequest
-from scrapy.http import Response, TextResponse
+from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip
@@ -512,6 +512,24 @@ class NewsSpider(Spider):
             n_lists,
         )
 
+    def page_links(
+        self, url: str, body: bytes, headers: dict[str, str], depth: int
+    ) -> list[Request]:
+        """The requests :meth:`parse` makes from a page fetched as an article that turned out
+        to be a page of links (a topic or list page, docs/crawling.md "Page kinds"): its
+        article and list links, each at ``depth + 1`` as DepthMiddleware would set it, none
+        past ``DEPTH_LIMIT``. The extraction pipeline hands them to the engine."""
+        request = Request(url, meta={"depth": depth})
+        response = HtmlResponse(url, body=body, headers=headers, request=request)
+        max_depth = self.settings.getint("DEPTH_LIMIT")
+        if max_depth > 0 and depth + 1 > max_depth:
+            return []
+        out = []
+        for link in self.parse(response):
+            link.meta["depth"] = depth + 1
+            out.append(link)
+        return out
+
     def parse_feed(self, response: Response, kind: FeedKind) -> Iterator[Request]:
         """A feed: request its article links; a sitemap index's sitemaps are feeds too."""
         if self.limit_reached:
@@ -566,7 +584,9 @@ class NewsSpider(Spider):
         if self.multipage_max > 1 and (request := self._pager_request(response, url)):
             yield request
             return
-        yield from self._article(url, response.body, _item_headers(response))
+        yield from self._article(
+            url, response.body, _item_headers(response), depth=response.meta.get("depth", 0)
+        )
 
     def _article(
         self,
@@ -575,8 +595,10 @@ class NewsSpider(Spider):
         headers: dict[str, str],
         pages: tuple[tuple[str, bytes], ...] = (),
         page_urls: tuple[str, ...] = (),
+        depth: int = 0,
     ) -> Iterator[ArticleItem]:
-        """The one item of an article (of one page, or its pages joined by the pipeline)."""
+        """The one item of an article (of one page, or its pages joined by the pipeline);
+        ``depth`` is its first page's, where a topic or list page's links go on from."""
         self.articles_yielded += 1
         self._stat("articles_found")
         if page_urls:
@@ -591,6 +613,7 @@ class NewsSpider(Spider):
             fetched_at=datetime.now(UTC),
             pages=pages,
             page_urls=page_urls,
+            depth=depth,
         )
         if self.limit_reached:
             self.logger.info("limit of %s articles reached, closing", self.limit)
@@ -624,6 +647,7 @@ class NewsSpider(Spider):
             "headers": _item_headers(response),
             "pages": [(response.url, response.body)],
             "seen": [*seen, following],
+            "depth": response.meta.get("depth", 0),
         }
         single = single_page_url(response.selector.root, response.url)
         if single is not None:
@@ -702,7 +726,8 @@ class NewsSpider(Spider):
             yield from self._single_fallback(state, response.meta["multipage_next"])
             return
         yield from self._article(
-            state["url"], response.body, _item_headers(response), (), (response.url,)
+            state["url"], response.body, _item_headers(response), (), (response.url,),
+            depth=state.get("depth", 0),
         )
 
     def single_page_failed(self, failure: Failure) -> Iterator[Request | ArticleItem]:
@@ -724,7 +749,10 @@ class NewsSpider(Spider):
             return
         (_, html), *rest = state["pages"]
         page_urls = tuple(u for u, _ in state["pages"]) if rest else ()
-        yield from self._article(state["url"], html, state["headers"], tuple(rest), page_urls)
+        yield from self._article(
+            state["url"], html, state["headers"], tuple(rest), page_urls,
+            depth=state.get("depth", 0),
+        )
 
 
 def _item_headers(response: Response) -> dict[str, str]:

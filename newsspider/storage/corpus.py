@@ -8,7 +8,8 @@ Time filters take aware datetimes and compare instants (stored in UTC): ``since`
 inclusive, ``until`` exclusive. Results are newest first (``published`` descending, rows
 without a time last, then id descending so ties have one order). Search also filters by
 what a page states about itself (revision 0008): an author's name, the stated origin, the
-section and the language, exact values.
+section and the language, exact values, and by the page's kind (``kind``: ``article``,
+``gallery``, ``video``, ``live``; a row stored before kinds existed, NULL, is an article).
 
 Exports write every column: JSON lines and CSV as text, Parquet (pyarrow, imported only
 when a Parquet file is written or read: it is large) with typed columns, written a row
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -28,6 +29,7 @@ from typing import IO, Any, Literal
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     DateTime,
     Engine,
@@ -37,6 +39,7 @@ from sqlalchemy import (
     func,
     inspect,
     literal,
+    or_,
     select,
 )
 from sqlalchemy.orm import Session, defer
@@ -44,6 +47,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 import newsspider.storage.fts as fts
 from newsspider.errors import UserError
+from newsspider.extraction.kinds import STORED
 from newsspider.sites import SITES
 
 from .counts import COUNTS, NO_HOUR, has_counts, hour_key, month_counts, parse_hour
@@ -139,11 +143,15 @@ class SiteStats:
     #: ``(name, articles)``, most first (articles stating none are not counted).
     top_origins: list[tuple[str, int]] = field(default_factory=list)
     top_sections: list[tuple[str, int]] = field(default_factory=list)
+    #: Stored articles per kind (``article``, ``gallery``, ``video``, ``live``; NULL counted
+    #: as ``article``), in :data:`~newsspider.extraction.kinds.STORED` order.
+    kinds: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "site": self.site,
             "articles": self.articles,
+            "kinds": dict(self.kinds),
             "newest": None
             if self.newest_id is None
             else {
@@ -250,6 +258,7 @@ class Corpus:
         origin: str | None = None,
         section: str | None = None,
         language: str | None = None,
+        kind: str | Iterable[str] | None = None,
     ) -> list[SearchHit]:
         """Articles whose title or content contains ``query``, newest first.
 
@@ -260,13 +269,16 @@ class Corpus:
         (``storage/fts.py``); on PostgreSQL ``ILIKE`` served by pg_trgm's GIN indexes.
 
         ``author`` keeps articles with that exact name among their authors; ``origin``,
-        ``section`` and ``language`` (ISO 639-1, any case) those with that exact value.
+        ``section`` and ``language`` (ISO 639-1, any case) those with that exact value;
+        ``kind`` those of that kind or kinds (:func:`parse_kinds`).
         With one of them the query may be empty or None: the newest matching articles,
         each with the start of its body as the snippet.
         """
         filters = _record_filters(
             self.dialect, author=author, origin=origin, section=section, language=language
         )
+        if (by_kind := kind_filter(kind)) is not None:
+            filters.append(by_kind)
         # No query: the filters alone (a query of nothing but spaces is still refused).
         q = fts.normalize_query(query or "") if query or not filters else ""
         if limit < 1:
@@ -386,6 +398,7 @@ class Corpus:
         until: datetime | None = None,
         batch: int = EXPORT_BATCH,
         progress: Callable[[int], None] | None = None,
+        kind: str | Iterable[str] | None = None,
     ) -> int:
         """Write every stored column of the matching articles to ``fh``; return the count.
 
@@ -399,11 +412,12 @@ class Corpus:
         path; typed columns (:func:`parquet_schema`: integers, times as UTC timestamps,
         the rest strings), zstd, a row group written every :data:`PARQUET_GROUP_ROWS` rows
         or :data:`PARQUET_GROUP_CHARS` characters of text. ``progress(1)`` is called after
-        each article written (a command's bar, whose total :meth:`count` gives).
+        each article written (a command's bar, whose total :meth:`count` gives). ``kind``:
+        only the articles of that kind or kinds (:func:`parse_kinds`).
         """
         if format not in EXPORT_FORMATS:
             raise ValueError(f"unknown export format {format!r}: use jsonl, csv or parquet")
-        stmt = _filtered(select(ARTICLES), site, since, until).order_by(ARTICLES.c.id)
+        stmt = _filtered(select(ARTICLES), site, since, until, kind).order_by(ARTICLES.c.id)
         if format == "parquet":
             return self._export_parquet(fh, stmt, batch, progress)
         assert not isinstance(fh, str | PathLike)
@@ -490,9 +504,10 @@ class Corpus:
         site: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        kind: str | Iterable[str] | None = None,
     ) -> int:
         """How many stored articles match the filters: what :meth:`export` would write."""
-        stmt = _filtered(select(func.count()).select_from(ARTICLES), site, since, until)
+        stmt = _filtered(select(func.count()).select_from(ARTICLES), site, since, until, kind)
         with self.engine.connect() as conn:
             return int(conn.execute(stmt).scalar_one())
 
@@ -507,7 +522,7 @@ class Corpus:
         exact for every zone with a whole-hour offset (all of the site table). Month counts
         are grouped in SQL by site, origin and UTC month over the index ``(site, archive,
         published)`` alone; stated origins and sections by site over ``(site, origin)`` and
-        ``(site, section)`` alone.
+        ``(site, section)`` alone; kinds by site over ``(site, kind)``.
         """
         sites: dict[str, SiteStats] = {}
 
@@ -554,6 +569,19 @@ class Corpus:
                     day = None if bucket is None else _local_day(bucket, key)
                     days = per_day.setdefault(key, {})
                     days[day] = days.get(day, 0) + n
+            if "kind" not in self._absent:  # revision 0010
+                kind = func.coalesce(ARTICLES.c.kind, "article")
+                counts: dict[str, dict[str, int]] = {}
+                for key, name, n in conn.execute(
+                    select(ARTICLES.c.site, kind, func.count()).group_by(ARTICLES.c.site, kind)
+                ):
+                    per = counts.setdefault(key, {})
+                    per[name] = per.get(name, 0) + int(n)
+                for key, per in counts.items():
+                    rank = {k: i for i, k in enumerate(STORED)}
+                    entry(key).kinds = dict(
+                        sorted(per.items(), key=lambda kn: (rank.get(kn[0], len(rank)), kn[0]))
+                    )
             for name in ("origin", "section"):
                 if name in self._absent:  # a database before revision 0008, not migrated
                     continue
@@ -681,6 +709,41 @@ def _record_filters(
     return out
 
 
+def parse_kinds(kind: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The kinds of a ``kind`` filter: a name, a comma list, or several of either (the
+    repeatable ``--kind``); empty for none. A kind that is never stored (``topic``, ``list``,
+    ``blocked``) or unknown is a :class:`~newsspider.errors.UserError` naming the stored ones."""
+    if kind is None:
+        return ()
+    values = [kind] if isinstance(kind, str) else list(kind)
+    out: list[str] = []
+    for value in values:
+        for name in str(value).split(","):
+            name = name.strip().lower()
+            if not name:
+                continue
+            if name not in STORED:
+                raise UserError(
+                    f"kind {name!r} is not a stored kind; the stored kinds are "
+                    f"{', '.join(STORED)} (topic, list and blocked pages are never stored)"
+                )
+            if name not in out:
+                out.append(name)
+    return tuple(out)
+
+
+def kind_filter(kind: str | Iterable[str] | None) -> ColumnElement[bool] | None:
+    """The ``WHERE`` condition of a ``kind`` filter (:func:`parse_kinds`), None for none:
+    ``article`` also matches rows stored before kinds existed (NULL). Served with the site
+    by the index ``(site, kind)``."""
+    kinds = parse_kinds(kind)
+    if not kinds:
+        return None
+    column = ARTICLES.c.kind
+    condition = column.in_(kinds)
+    return or_(condition, column.is_(None)) if "article" in kinds else condition
+
+
 def _head(content: str | None) -> str:
     """The snippet of a hit found by filters alone: the start of its body."""
     text = content or ""
@@ -689,8 +752,14 @@ def _head(content: str | None) -> str:
 
 
 def _filtered(
-    stmt: Select[Any], site: str | None, since: datetime | None, until: datetime | None
+    stmt: Select[Any],
+    site: str | None,
+    since: datetime | None,
+    until: datetime | None,
+    kind: str | Iterable[str] | None = None,
 ) -> Select[Any]:
+    if (by_kind := kind_filter(kind)) is not None:
+        stmt = stmt.where(by_kind)
     if site:
         stmt = stmt.where(ARTICLES.c.site == site)
     if since is not None:

@@ -83,6 +83,7 @@ class StoredArticle:
     script: str | None = None
     image: str | None = None
     image_caption: str | None = None
+    kind: str | None = None
 
     def values(self, names: Iterable[str] = BODY_COLUMNS) -> dict[str, Any]:
         """The stored values of ``names`` (the body columns by default): compare a

@@ -27,6 +27,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 import newsspider.web.views as views
+from newsspider.extraction.kinds import STORED
 from newsspider.sites import SITES
 from newsspider.storage import Corpus, Engine
 from newsspider.storage.web_queries import has_column
@@ -134,6 +135,9 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
     # columns the search form has no filters for them and a filter given is a 400.
     records_on = has_column(engine, "articles", "origin")
     templates.env.globals["RECORDS"] = records_on
+    # The page's kind (articles.kind, revision 0010): without it no kind filter.
+    kinds_on = has_column(engine, "articles", "kind")
+    templates.env.globals["KINDS"] = STORED if kinds_on else ()
 
     def params(request: Request) -> dict[str, str]:
         return {k: v for k, v in request.query_params.items() if k != "token"}
@@ -147,6 +151,11 @@ def create_app(engine: Engine, *, token: str | None = None) -> ASGIApp:
             raise views.BadParameter(
                 f"{', '.join(p['filters'])}: this database has no such columns yet (schema "
                 "revision 0008); any scrapy corpus command migrates it"
+            )
+        if "kind" in p["filters"] and not kinds_on:
+            raise views.BadParameter(
+                "kind: this database has no such column yet (schema revision 0010); any "
+                "scrapy corpus command migrates it"
             )
         return p
 

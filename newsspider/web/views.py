@@ -17,6 +17,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from newsspider.coverage.figures import dashboard_coverage
+from newsspider.extraction.kinds import STORED
 from newsspider.sites import SITES
 from newsspider.storage import Article, Corpus, Engine
 from newsspider.storage.corpus import DEFAULT_TZ, utc_day_bounds
@@ -45,7 +46,13 @@ MAX_PAGE = 50
 MAX_QUERY = 200
 #: The search filters by what a page states about itself (revision 0008), parameter ->
 #: ``Corpus.search`` keyword; the longest value accepted, in characters.
-RECORD_FILTERS = {"author": "author", "origin": "origin", "section": "section", "lang": "language"}
+RECORD_FILTERS = {
+    "author": "author",
+    "origin": "origin",
+    "section": "section",
+    "lang": "language",
+    "kind": "kind",  # the page's kind (revision 0010): article, gallery, video, live
+}
 MAX_FILTER = 100
 _LANG = re.compile(r"[A-Za-z]{2,3}")
 #: ``sort=relevance`` ranks this many newest hits (title hits first, then matches in the body).
@@ -214,7 +221,8 @@ def search_params(params: Mapping[str, str]) -> dict[str, Any]:
 
 def record_filters(params: Mapping[str, str]) -> dict[str, str]:
     """The record filters given (empty ones left out): ``author``, ``origin`` and
-    ``section`` up to :data:`MAX_FILTER` characters, ``lang`` an ISO 639 code (lower case)."""
+    ``section`` up to :data:`MAX_FILTER` characters, ``lang`` an ISO 639 code (lower case),
+    ``kind`` a stored kind."""
     out: dict[str, str] = {}
     for name in RECORD_FILTERS:
         value = params.get(name, "").replace("\x00", "").strip()
@@ -226,6 +234,8 @@ def record_filters(params: Mapping[str, str]) -> dict[str, str]:
             if not _LANG.fullmatch(value):
                 raise BadParameter(f"lang must be a language code (zh, en), not {value[:40]!r}")
             value = value.lower()
+        if name == "kind" and value not in STORED:
+            raise BadParameter(f"kind must be one of {', '.join(STORED)}, not {value[:40]!r}")
         out[name] = value
     return out
 
