@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from newsspider.extraction import extract_article
 from newsspider.extraction.challenge import challenge_reason, script_cookies
 from newsspider.nightly.report import (
     FAILED,
@@ -189,6 +190,28 @@ def test_no_page_of_the_datasets_is_a_challenge(datasets: Path):
             if reason := challenge_reason(status, HTML, body):
                 flagged.append((path.relative_to(datasets), status, reason))
     assert flagged == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [ACW_200, CLOUDFLARE, RATE_LIMITED, SLIDER],
+    ids=["aliyun", "cloudflare", "rate limited", "slider"],
+)
+def test_a_verification_page_extracted_is_of_kind_blocked(body):
+    """A page that reaches extraction without the middleware (a replayed or backfilled
+    capture, reextract, scrapy extract) is of kind blocked, which is never stored."""
+    assert extract_article(body, "https://news.example.cn/a/1.html").kind == "blocked"
+
+
+def test_no_page_of_the_datasets_is_extracted_as_blocked(datasets: Path):
+    blocked = []
+    for cases in sorted(datasets.glob("*/cases.jsonl")):
+        for line in cases.read_text("utf-8").splitlines():
+            case = json.loads(line)
+            raw = (cases.parent / case["html_file"]).read_bytes()
+            if extract_article(raw, case["url"]).kind == "blocked":
+                blocked.append(case["id"])
+    assert blocked == []
 
 
 # -- real crawls --------------------------------------------------------------------------------

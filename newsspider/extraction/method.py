@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import tzinfo
 from typing import Any, Literal
 
+from .challenge import VERIFY_TEXT_MAX, challenge_reason
 from .kinds import decide_kind, gallery_lead, kind_text, page_signals
 from .language import detect_language, detect_script
 from .model import ExtractedArticle
@@ -88,6 +89,8 @@ class Extractor(ABC):
         article.text = kind_text(article.kind, signals, article.text)
         if article.kind == "gallery" and article.image is None:
             article.image, article.image_caption = gallery_lead(signals, url)
+        if len(article.text) <= VERIFY_TEXT_MAX and is_challenge(html):
+            article.kind = "blocked"
         sample = article.text
         if len(sample) < LANGUAGE_MIN_BODY:  # a body too short to tell: the title too
             sample = f"{article.title or ''}\n{sample}"
@@ -102,3 +105,20 @@ class Extractor(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.mode!r})"
+
+
+def is_challenge(html: bytes | str) -> bool:
+    """Is a page whose body came out short an anti-bot verification, captcha or 访问过于频繁
+    notice (:func:`~newsspider.extraction.challenge.challenge_reason` at status 200)?
+
+    A live crawl's downloader middleware catches these before any extraction; this is the
+    same test for pages that reach a method another way: a replayed or backfilled capture,
+    ``scrapy reextract`` of an archive holding a challenge, ``scrapy extract FILE``. Their
+    kind is ``blocked``, never stored. Only a short body is tested (a verification page
+    shows at most ``VERIFY_TEXT_MAX`` characters), so an article costs nothing; script
+    shells are not judged here (``shells_expected``): whether a site's articles are shells
+    by design is the site row's fact, which the middleware has and a method does not.
+    """
+    raw = html if isinstance(html, bytes) else html.encode("utf-8")
+    headers = {"Content-Type": "text/html"}
+    return challenge_reason(200, headers, raw, shells_expected=True) is not None
