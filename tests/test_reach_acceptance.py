@@ -23,8 +23,7 @@ fill (``coverage_days``: every listed story stored or filled; and every sitemap 
 with the missing ones named before it.
 
 The expensive runs happen once, in the module-scoped ``runs`` fixture (about a minute).
-Until the issue's branches are merged the module is skipped; to try it by hand, delete the
-``pytestmark`` line, or run the same commands against ``python -m tests.portalsite --serve``.
+To try it by hand, run the same commands against ``python -m tests.portalsite --serve``.
 """
 
 from __future__ import annotations
@@ -48,7 +47,6 @@ from newsspider.storage import Article, engine_for
 from newsspider.storage.models import CoverageDay
 from tests.portalsite import BLOCK_WORDS, HOME, Portal, PortalServer, serve_portal
 
-pytestmark = pytest.mark.skip(reason="issue 33 features not merged yet")
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "zhongzhou"

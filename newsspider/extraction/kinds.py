@@ -86,8 +86,12 @@ VIDEO_BARE_BODY = 40
 LIVE_MIN_ENTRIES = 5
 #: A page of links: at least this share of its text inside links ...
 LINKS_MIN_SHARE = 0.4
-#: ... at least this many links with a headline's length ...
+#: ... at least this many links with a headline's length (or this many on a page that
+#: calls itself a topic: a small 专题 of one intro and a block or two of six headlines is
+#: still a page of links; not when the page declares itself an article, og:type or
+#: JSON-LD, as a story about a 专题 does) ...
 LINKS_MIN_HEADLINES = 10
+LINKS_MIN_HEADLINES_TOPIC = 5
 #: ... and fewer than this many characters of prose in the body the method found
 #: (:func:`prose_chars`; measured: at most 35 on the list pages, at least 93 on the articles
 #: of pages as link-heavy).
@@ -408,8 +412,10 @@ def decide_kind(signals: PageSignals, body: str) -> str:
         and body_chars <= GALLERY_CHARS_PER_IMAGE * images
     ):
         return "gallery"
+    small_topic = signals.topic_hint and not signals.declared_article
+    min_headlines = LINKS_MIN_HEADLINES_TOPIC if small_topic else LINKS_MIN_HEADLINES
     links_page = (
-        signals.headline_links >= LINKS_MIN_HEADLINES
+        signals.headline_links >= min_headlines
         and signals.link_share >= LINKS_MIN_SHARE
         and prose_chars(body) < (LINKS_MAX_PROSE_TOPIC if signals.topic_hint else LINKS_MAX_PROSE)
     )
