@@ -132,15 +132,62 @@ NOT_NAME_WORDS = frozenset(
 )
 
 
+#: The names of the multilingual set's bylines (rules registry: ``latin_names``): letters
+#: beyond ASCII (``Holger Zschäpitz``, ``Lê Phương``), double names (``Anne-Kathrin
+#: Neuberg-Vural``, ``Victoria O’Regan``), a surname in capitals (``Bill MCCARTHY``), the
+#: particles of other languages (``dos``, ``af``) and an academic title (``Dr. Max Kolter``).
+LATIN_NAMES = True
+_LATIN_LETTERS = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"
+_LATIN_PART = re.compile(f"[{_LATIN_LETTERS}]+")
+_PARTICLES = frozenset(
+    "van von de da del della der den di du des dos das do le la bin binti al el ter ten zu "
+    "af av y".split()
+)
+_TITLES = frozenset("Dr. Prof. Dr Prof Dres. Mag. Ing. Dipl.-Ing.".split())
+
+
+#: A capital after three small letters inside a word: two words run together
+#: (``Jervis-BardyThe``), not ``McCarthy``, ``MacDonald`` or ``DeShawn``.
+_RUN_TOGETHER = re.compile(r"(?:^|[-'’])[A-Z][a-z]{3,}[A-Z]")
+
+
+def _latin_word(word: str) -> bool:
+    """A word of a Latin-script name (see :data:`LATIN_NAMES`)."""
+    if LATIN_NAMES and _RUN_TOGETHER.search(word):  # ``ExnerKorrespondent``: two words
+        return False
+    if _LATIN_WORD.fullmatch(word):
+        return True
+    if not LATIN_NAMES:
+        return False
+    if word in _PARTICLES:
+        return True
+    if len(word) == 2 and word[1] == "." and word[0].isupper() and word[0].isalpha():
+        return True  # an initial beyond ASCII: Ö.
+    parts = re.split(r"[-'’]", word)
+    return (
+        word[0].isupper()
+        and all(_LATIN_PART.fullmatch(p) for p in parts)
+        and all(
+            p[0].isupper() or len(parts) == 1 or (i > 0 and p.islower())
+            for i, p in enumerate(parts)
+        )
+    )
+
+
 def is_latin_name(words: list[str]) -> bool:
     """Whether ``words`` are a personal name in Latin script: two to four capitalised words
-    (``Joel Spolsky``, ``J. R. Smith``, ``Ludwig van Beethoven``), none of an agency's,
-    desk's or role's name (``Associated Press``, ``Telegraph Sport``, ``AP Sports Writer``)."""
+    (``Joel Spolsky``, ``J. R. Smith``, ``Ludwig van Beethoven``, with :data:`LATIN_NAMES`
+    ``Holger Zschäpitz``, ``Per-Erik Ofstad``, ``Bill MCCARTHY``, ``Dr. Max Kolter``), none
+    of an agency's, desk's or role's name (``Associated Press``, ``Telegraph Sport``, ``AP
+    Sports Writer``), not all in capitals (``NEW YORK``)."""
+    if LATIN_NAMES and len(words) > 2 and words[0] in _TITLES:
+        words = words[1:]
     return (
         2 <= len(words) <= 4
-        and all(_LATIN_WORD.fullmatch(w) for w in words)
+        and all(_latin_word(w) for w in words)
         and words[0][0].isupper()
         and not any(w.lower().strip(".") in NOT_NAME_WORDS for w in words)
+        and (not LATIN_NAMES or any(not w.isupper() for w in words if len(w) > 2))
     )
 
 
