@@ -43,6 +43,8 @@ def _cell(r: DatasetReport) -> str:
     cell = f"{r.f1:.3f} / {100 * r.qualified:.1f}"
     if r.date_n:
         cell += f" / {100 * (r.date_accuracy or 0):.1f}"
+    if r.author_n:
+        cell += f" / authors {100 * (r.author_accuracy or 0):.1f}"
     return cell
 
 
@@ -105,7 +107,7 @@ def main() -> None:
     rows.append(("paper", quality("paper"), 1000 * paper / pages, None))
     print(
         "| variant | "
-        + " | ".join(f"{n} F1 / qualified % (/ date %)" for n in names)
+        + " | ".join(f"{n} F1 / qualified % (/ date %) (/ authors %)" for n in names)
         + " | ms a page | cost ms a page |"
     )
     print("|---|" + "---|" * (len(names) + 2))

@@ -66,12 +66,23 @@ _HAN_NAME = re.compile(f"[{_HAN}]{{2,4}}")
 # A transliterated name: parts of Han characters joined by a middle dot (阿卜杜·热合曼).
 _DOTTED_NAME = re.compile(f"[{_HAN}]{{1,8}}(?:[·・•‧][{_HAN}]{{1,8}}){{1,3}}")
 #: Endings and parts that make a word an organisation, a place or a role, not a person.
-_NOT_PERSON = re.compile(
+_NOT_PERSON_SIMPLIFIED = (
     r"(?:社|报|網|网|台|站|刊|部|局|厅|处|办|院|所|会|委|团|队|组|号|讯"
     r"|中心|公司|集团|大学|学院|学校"
     r"|政府|频道|新闻|日报|晚报|时报|周刊|杂志|电视|广播|在线|记者|编辑|通讯员|作者|来源|综合|整理"
-    r"|报道|摄影|图片|视频|客户端|网友|读者|本报|本刊|本网|原创|转载|供图|特约|实习生|评论员)$"
-    r"|^(?:本报|本刊|本网|本台|特约|实习|新华|中新|人民|央视|记者|编辑|作者|来源|图片|视频)"
+    r"|报道|报导|摄影|图片|视频|客户端|网友|读者|本报|本刊|本网|原创|转载|供图|特约|实习生|评论员)$"
+    r"|^(?:本报|本刊|本网|本台|特约|实习|新华|中新|人民|央视|中央社|记者|编辑|作者|来源|图片|视频)"
+)
+_NOT_PERSON = re.compile(
+    "|".join(
+        dict.fromkeys(  # the simplified endings and their traditional forms (報, 網, 記者)
+            [
+                _NOT_PERSON_SIMPLIFIED,
+                _S2T.convert(_NOT_PERSON_SIMPLIFIED),
+                opencc.OpenCC("s2twp").convert(_NOT_PERSON_SIMPLIFIED),
+            ]
+        )
+    )
 )
 # A user name or a name in another script: letters, digits after the first letter, and
 # the joiners user names use; no spaces (a Latin name's words are checked one by one).
@@ -111,10 +122,11 @@ def is_chinese_name(word: str) -> bool:
 
 
 #: What a writer's slot holds when it names nobody.
-NOT_NAMES = frozenset(
+_NOT_NAMES = (
     "佚名 匿名 不详 未知 无名 网友 游客 管理员 系统管理员 超级管理员 "
-    "admin Admin administrator 本站 本网 编者 小编 综合 原创 转载 整理 供稿 来稿 投稿".split()
+    "admin Admin administrator 本站 本网 编者 小编 综合 原创 转载 整理 供稿 来稿 投稿"
 )
+NOT_NAMES = frozenset(_NOT_NAMES.split()) | frozenset(_S2T.convert(_NOT_NAMES).split())
 _HAN_HANDLE = re.compile(f"[{_HAN}]{{2,6}}")
 
 
@@ -188,6 +200,7 @@ def is_latin_name(words: list[str]) -> bool:
         and words[0][0].isupper()
         and not any(w.lower().strip(".") in NOT_NAME_WORDS for w in words)
         and (not LATIN_NAMES or any(not w.isupper() for w in words if len(w) > 2))
+        and (not LATIN_NAMES or words[-1].lower() not in _PARTICLES)  # never ends ``von``
     )
 
 

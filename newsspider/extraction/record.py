@@ -660,12 +660,12 @@ LATIN_BYLINES = True
 #: ``Person``; a visible byline that names other people than JSON-LD wins (rule
 #: ``visible_byline_first``).
 VISIBLE_BYLINE_FIRST = True
-#: A blog's post is its owner's: on a blog page (``blog.`` or ``/blog/`` in a link of the
-#: page's top, 博客 or 部落格 in its title) naming no writer, the Chinese name its
+#: A blog's post is its owner's: on a blog page (``blog.`` or ``/blog/`` in the page's top
+#: or title, 博客 or 部落格) naming no writer, the Chinese name its
 #: ``<title>`` gives as a segment of its own (``海姑娘 | blog.wenxuecity.com``), else its
 #: header's, the page's first line (rule ``blog_owner``).
 BLOG_OWNER = True
-_BLOG = re.compile(r"https?://blog\.|/blogs?/|博客|部落格|weblog", re.I)
+_BLOG = re.compile(r"\bblogs?\.|/blogs?/|博客|部落格|weblog", re.I)
 _TITLE_PARTS = re.compile(r"\s*(?:[|_｜—–]|\s-\s)\s*")
 #: How much of the markup's start is read for a blog's links, and how many of the page's
 #: first lines for its header.
@@ -693,6 +693,7 @@ def blog_owner(scan: PageScan, lines: Sequence[str]) -> list[str]:
             return names[:1]
     return []
 
+
 _LABEL_WORDS_SIMPLIFIED = (
     "作者 撰文 执笔 执笔人 撰稿 撰稿人 编译 译者 翻译 口述 整理 记者 特约记者 首席记者 实习记者 "
     "通讯员 实习生 特派员 来源 稿源 出处 来自 转载自 转自 文章来源 本文来源 信息来源 新闻来源 "
@@ -719,6 +720,7 @@ def _fold_table() -> dict[int, str]:
 
 
 _T2S_LABELS = _fold_table()
+_T2S = opencc.OpenCC("t2s")
 
 
 def _fold(text: str) -> str:
@@ -755,21 +757,32 @@ def _all_names(value: str) -> list[str]:
     return names if names and "".join(names).replace("·", "") == rest.replace("·", "") else []
 
 
+#: Places an agency's dateline names most (Taiwan's cities and counties, the bureaus
+#: abroad), simplified: a split before one of them is preferred.
+_DATELINE_PLACES = frozenset(
+    "台北 臺北 新北 桃园 台中 臺中 台南 臺南 高雄 基隆 新竹 苗栗 彰化 南投 云林 嘉义 屏东 "
+    "宜兰 花莲 台东 臺东 澎湖 金门 马祖 连江 华盛顿 纽约 洛杉矶 旧金山 休士顿 芝加哥 东京 大阪 "
+    "首尔 北京 上海 香港 澳门 新加坡 吉隆坡 曼谷 河内 胡志明市 马尼拉 雅加达 新德里 雪梨 墨尔本 "
+    "伦敦 巴黎 柏林 布鲁塞尔 莫斯科 日内瓦 维也纳 罗马 多伦多 温哥华 圣保罗 约翰尼斯堡 开罗 "
+    "耶路撒冷".split()
+)
+
+
 def _name_before_place(rest: str) -> list[str]:
     """The reporters of ``X台北`` (a dateline writes the place right after the last name):
-    the split whose last name is a name, three characters preferred (the commonest), then
-    the shorter place."""
+    the split whose last name is a name, before a place of :data:`_DATELINE_PLACES`
+    preferred, then a name of three characters (the commonest), then the shorter place."""
     parts = [p for p in re.split(r"[、\s]+", rest.strip()) if p]
     if not parts:
         return []
     *firsts, last = parts
     if firsts and not all(is_chinese_name(p) for p in firsts):
         return []
-    best: tuple[tuple[bool, int], str] | None = None
+    best: tuple[tuple[bool, bool, int], str] | None = None
     for size in range(2, 6):
         name = last[:-size]
         if is_chinese_name(name):
-            score = (len(name) == 3, -size)
+            score = (_T2S.convert(last[-size:]) in _DATELINE_PLACES, len(name) == 3, -size)
             if best is None or score > best[0]:
                 best = (score, name)
     return [*firsts, best[1]] if best else []
@@ -1129,6 +1142,9 @@ ORIGIN_ALIASES: dict[str, str] = {
     "新华每日电讯": "新华每日电讯",
     "中新社": "中新社",
     "中国新闻社": "中新社",
+    "中央社": "中央社",
+    "中央通讯社": "中央社",
+    "中央通訊社": "中央社",
     "中新网": "中新网",
     "中国新闻网": "中新网",
     "人民日报": "人民日报",
@@ -1235,7 +1251,7 @@ _ORIGIN_TRIM = re.compile(
     r"^(?:据|来自|转自|转载自|稿源|来源)\s*|(?<=[社报网台])讯$|\s*(?:供稿|独家|专稿|客户端|APP|App|app)$"
 )
 _DATELINE = re.compile(
-    r"^[\[(（【]?\s*(?:据)?(?P<agency>新华社|中新社|中新网|人民网|央视网|央广网|国际在线|本报|本刊|本网|本台)"
+    r"^[\[(（【]?\s*(?:据)?(?P<agency>新华社|中新社|中央社|中新网|人民网|央视网|央广网|国际在线|本报|本刊|本网|本台)"
     rf"(?:[{_HAN_CLASS}]{{0,10}}?\d{{0,2}}月?\d{{0,2}}日?)?(?:电|讯)"
 )
 
@@ -1296,6 +1312,7 @@ def _is_article(obj: Mapping[str, Any]) -> bool:
 
 
 _ARTICLE_TYPE = re.compile(r"Article|Posting|Report", re.I)
+_NOT_THE_PAGE = ("itemReviewed", "citation", "isBasedOn", "mentions", "about", "comment", "review")
 
 
 def _json_ld_people(objects: list[dict[str, Any]], key: str) -> list[str]:
@@ -1303,8 +1320,17 @@ def _json_ld_people(objects: list[dict[str, Any]], key: str) -> list[str]:
     has ``key`` (a ClaimReview's ``itemReviewed`` has its own ``author``; with
     :data:`VISIBLE_BYLINE_FIRST`), else of any object; organisations left out."""
     names: list[str] = []
-    if VISIBLE_BYLINE_FIRST and any(key in obj and _is_article(obj) for obj in objects):
-        objects = [obj for obj in objects if _is_article(obj)]
+    if VISIBLE_BYLINE_FIRST:
+        others = {  # what the page reviews, cites or is about has an author of its own
+            id(item)
+            for obj in objects
+            for k in _NOT_THE_PAGE
+            for item in (obj[k] if isinstance(obj.get(k), list) else [obj.get(k)])
+            if isinstance(item, dict)
+        }
+        objects = [obj for obj in objects if id(obj) not in others]
+        if any(key in obj and _is_article(obj) for obj in objects):
+            objects = [obj for obj in objects if _is_article(obj)]
     for obj in objects:
         value = obj.get(key)
         if value is None:
