@@ -725,3 +725,18 @@ def test_a_blog_post_is_its_owners_and_the_switch(monkeypatch):
     with monkeypatch.context() as patch:
         switch_off(patch, "blog_owner")
         assert extract_article(page).authors == ()
+
+
+def test_the_fold_changes_label_characters_only():
+    """s2twp writes 发布 as 釋出: a phrase's characters are never folded one for one (a
+    source line ``出处：快科技`` keeps its label)."""
+    assert source_values("2020-11-23 10:22:14 出处：快科技 作者：宪瑞 编辑：宪瑞") == ["快科技"]
+    assert source_values("出處：聯合報") == ["聯合報"]
+
+
+def test_the_publishers_name_in_a_byline_is_no_author():
+    head = '<meta property="og:site_name" content="Le Monde.fr">'
+    page = latin_article("<p>Le Monde | 27.01.2016 à 17h28</p>", head)
+    assert extract_article(page).authors == ()
+    assert writer_names("By Sean Martin Sean Martin") == ["Sean Martin"]
+    assert writer_names("By S Sky") == []

@@ -175,6 +175,8 @@ def _latin_word(word: str) -> bool:
         return True
     if len(word) == 2 and word[1] == "." and word[0].isupper() and word[0].isalpha():
         return True  # an initial beyond ASCII: Ö.
+    if len(word) < 2:  # a letter alone is an initial only with its dot
+        return False
     parts = re.split(r"[-'’]", word)
     return (
         word[0].isupper()

@@ -653,8 +653,8 @@ TRADITIONAL_LABELS = True
 REGIONAL_BYLINES = True
 #: Latin-script bylines of many languages: ``By X and Y``, ``Von X, Frankfurt``, ``Par X``,
 #: ``Di X``, ``Por X``, ``Door X``, ``Av X``, ``X | 05.04.2025``; the names of a metadata
-#: value joined by ``und``, ``og``, ``et`` ...; WordPress's ``twitter:label1`` "Written by"
-#: (rule ``latin_bylines``).
+#: value joined by ``und``, ``og``, ``et`` ...; WordPress's ``twitter:label1`` "Written by";
+#: an analytics tag's author key (``cXenseParse:author``) (rule ``latin_bylines``).
 LATIN_BYLINES = True
 #: The article's own JSON-LD ``author`` (not a reviewed claim's), any script for a
 #: ``Person``; a visible byline that names other people than JSON-LD wins (rule
@@ -706,15 +706,18 @@ _LABEL_WORDS_SIMPLIFIED = (
 
 def _fold_table() -> dict[int, str]:
     """Traditional label characters -> simplified, from the mainland's labels converted by
-    OpenCC (Taiwan's and Hong Kong's standards too); only one-to-one conversions."""
+    OpenCC (Taiwan's and Hong Kong's standards too); only characters that OpenCC's t2s
+    turns back into the same simplified one."""
     table: dict[int, str] = {}
+    back = opencc.OpenCC("t2s")
     for config in ("s2t", "s2tw", "s2twp", "s2hk"):
         converter = opencc.OpenCC(config)
         for word in _LABEL_WORDS_SIMPLIFIED:
             converted = converter.convert(word)
             if len(converted) == len(word):
                 for t, simple in zip(converted, word, strict=True):
-                    if t != simple:
+                    # a character's own form, not a phrase's (s2twp: 发布 -> 釋出)
+                    if t != simple and back.convert(t) == simple:
                         table[ord(t)] = simple
     return table
 
@@ -810,7 +813,7 @@ def regional_names(line: str) -> list[str]:
 
 _LATIN_BY = re.compile(
     r"^(?:(?:[Bb]y|BY|[Vv]on|VON|[Pp]ar|PAR|[Dd]i|[Pp]or|POR|[Dd]oor|[Aa]v|[Aa]f|[Pp]rzez"
-    r"|[Ff]rom|[Dd]e|Autor(?:in)?|Author|Tekst|Text|Texto|Testo|Skrevet av|Written by"
+    r"|Autor(?:in)?|Author|Tekst|Text|Texto|Testo|Skrevet av|Written by"
     r"|Reported by|Words by|Story by)\s*:?\s+)"
     r"(?P<names>[^|•·\n]{2,160}?)\s*(?:$|[|•·]|\s[-–—]\s)"
 )
@@ -837,6 +840,10 @@ def latin_names(value: str) -> list[str]:
         while len(words) > 2 and words[-1].lower() in _FOLLOW:  # a profile button after it
             words = words[:-1]
             group = " ".join(words)
+        half = len(words) // 2
+        if len(words) >= 4 and len(words) % 2 == 0 and words[:half] == words[half:]:
+            words = words[:half]  # the byline's text twice (a link and its label)
+            group = " ".join(words)
         if is_latin_name(words):
             names.append(group)
             continue
@@ -859,6 +866,9 @@ _WRITTEN_BY = frozenset(
     "written by|verfasst von|geschrieben von|escrito por|écrit par|ecrit par|scritto da"
     "|geschreven door|skriven av|skrevet av|skrevet af|napisane przez|autor|author".split("|")
 )
+
+
+_AUTHOR_KEY = re.compile(r"[:_.\-]authors?$")
 
 
 def _written_by(metas: Mapping[str, str]) -> str | None:
@@ -1401,7 +1411,42 @@ def _issuer(lines: Sequence[str]) -> str | None:
     return None
 
 
+def _publishers(scan: PageScan, site_name: str | None) -> set[str]:
+    """The names of the site and its publisher (``og:site_name``, ``application-name``,
+    JSON-LD ``publisher``, the caller's site name), as compared (:func:`normalise_name`)."""
+    names = [site_name, scan.metas.get("og:site_name"), scan.metas.get("application-name")]
+    for obj in scan.json_ld:
+        value = obj.get("publisher")
+        for item in value if isinstance(value, list) else [value]:
+            names.append(item.get("name") if isinstance(item, dict) else item)
+    return {
+        re.sub(r"\.(?:com|net|org|[a-z]{2})$", "", normalise_name(n))
+        for n in names
+        if isinstance(n, str) and n.strip()
+    }
+
+
 def find_authors(
+    scan: PageScan,
+    around: Around,
+    editor: str | None = None,
+    source_people: Sequence[str] = (),
+    lines: Sequence[str] = (),
+    site_name: str | None = None,
+) -> tuple[tuple[str, ...], str | None]:
+    """:func:`_find_authors`; with :data:`VISIBLE_BYLINE_FIRST`, the site's or publisher's
+    own name in a byline is no author (``Le Monde | 27.01.2016``): a page naming only that
+    has none (a personal site's metadata may name its owner as both)."""
+    names, source = _find_authors(scan, around, editor, source_people, lines)
+    if names and VISIBLE_BYLINE_FIRST and source in ("text", "element"):
+        publishers = _publishers(scan, site_name)
+        kept = tuple(n for n in names if normalise_name(n) not in publishers)
+        if len(kept) < len(names):
+            return (kept, source) if kept else ((), None)
+    return names, source
+
+
+def _find_authors(
     scan: PageScan,
     around: Around,
     editor: str | None = None,
@@ -1457,6 +1502,10 @@ def find_authors(
     if LATIN_BYLINES and (value := _written_by(scan.metas)):
         if names := _meta_names(value):
             return _unique(names), "meta:author"
+    if LATIN_BYLINES:  # an analytics tag's author (``cXenseParse:author``, ``x_authors``)
+        for key, value in scan.metas.items():
+            if _AUTHOR_KEY.search(key) and (names := _meta_names(value)):
+                return _unique(names), "meta:author"
     header = around.under_headline[:2]
     for line in around.head:  # the body's first lines, while they are not prose
         if _PROSE.search(line):
@@ -1716,7 +1765,7 @@ def page_record(
     """Every record field of one page (see the module doc)."""
     origin, origin_source, people = find_origin(scan, around, site_name)
     editor = find_editor(around)
-    authors, authors_source = find_authors(scan, around, editor, people, lines)
+    authors, authors_source = find_authors(scan, around, editor, people, lines, site_name)
     section, section_source = find_section(scan, lines, title)
     image, caption = find_image(scan, body, title, url)
     return Record(
