@@ -752,3 +752,21 @@ def test_the_publishers_name_in_a_byline_is_no_author():
     assert extract_article(page).authors == ()
     assert writer_names("By Sean Martin Sean Martin") == ["Sean Martin"]
     assert writer_names("By S Sky") == []
+
+
+def test_an_authors_list_is_author_gold(tmp_path):
+    """fundus-multi's gold is an ``authors`` list: read as the author gold (``[]``: the page
+    names no one), a row's own ``author`` first; no list, no gold."""
+    (tmp_path / "html").mkdir()
+    rows = [
+        {"id": "a", "authors": ["Anna Martel", "Lea Wagner"]},
+        {"id": "b", "authors": []},
+        {"id": "c"},
+        {"id": "d", "author": "张三", "authors": ["X Y"]},
+    ]
+    for row in rows:
+        (tmp_path / "html" / row["id"]).write_bytes(b"<html></html>")
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    cases = {c.id: c for c in load_cases(tmp_path, gold_dir=tmp_path)}
+    assert authors_match(["Lea Wagner", "Anna Martel"], cases["a"].author)
+    assert cases["b"].author == "" and cases["c"].author is None and cases["d"].author == "张三"

@@ -20,8 +20,14 @@ is None (no value is better than a wrong one):
     (``text:name-line``), names alone in brackets closing the body (``（袁源）``:
     ``text:signature``), a ``来源：`` whose value is a person (``text:source``), a
     government document's ``发文机关：`` (``text:issuer``), the authors of a citation line
-    (``文章引用：赵培. 题名[J]``: ``text:citation``). An editor is never an author: a page
-    naming only its editor has ``editor`` and no ``authors``.
+    (``文章引用：赵培. 题名[J]``: ``text:citation``), a blog's owner (``text:blog-owner``).
+    Beyond the mainland's conventions (the rules registry's byline rules): every label in
+    traditional characters (``記者``, ``責任編輯``, ``來源``); Taiwan's, Hong Kong's,
+    Singapore's and Malaysia's bylines (``〔記者X/台北報導〕``, ``中央社記者X台北15日電``,
+    ``X 报道``); Latin-script bylines of many languages (``Von X und Y, Nairobi``, ``Par
+    X``, ``Por X``) and names beyond ASCII; a visible byline naming other people than JSON-LD
+    wins, and the site's or publisher's own name is no author. An editor is never an
+    author: a page naming only its editor has ``editor`` and no ``authors``.
 ``origin`` (``origin_source``)
     The stated source: ``来源/稿源/文章来源/来自/转载自/出处：`` lines (``text``),
     ``<meta name=source>`` (``meta:source``), JSON-LD ``sourceOrganization`` then
