@@ -664,7 +664,8 @@ REGIONAL_BYLINES = True
 #: an analytics tag's author key (``cXenseParse:author``) (rule ``latin_bylines``).
 LATIN_BYLINES = True
 #: The article's own JSON-LD ``author`` (not a reviewed claim's), any script for a
-#: ``Person``; a visible byline that names other people than JSON-LD wins (rule
+#: ``Person``; a visible byline (a writer's label around the body) that names other people
+#: than JSON-LD wins; the site's or publisher's name in a byline is no author (rule
 #: ``visible_byline_first``).
 VISIBLE_BYLINE_FIRST = True
 #: A blog's post is its owner's: on a blog page (``blog.`` or ``/blog/`` in the page's top

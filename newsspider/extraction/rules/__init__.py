@@ -619,8 +619,8 @@ RULES: tuple[Rule, ...] = (
         capitals (``Bill MCCARTHY``), the particles of other languages and an academic title
         (``Dr. Max Kolter``); never all capitals, nor two words run together
         (``ExnerKorrespondent``). Gain: authors 22.5 points exact on fundus-multi (73.0 % to
-        95.5 %), 0 on cwced-zh and cx163-zh. Cost: -0.201 ms a page in the ablation (on minus
-        off; the run's spread is 2.5 ms).""",
+        95.5 %), 0 on cwced-zh and cx163-zh. Cost: +2.832 ms a page in the ablation (on minus
+        off; the run's spread is 4.2 ms).""",
         changes="authors",
         open_web=True,
         code=("is_latin_name",),
@@ -635,8 +635,8 @@ RULES: tuple[Rule, ...] = (
         X``, ``Por X``, ``Door X en Y``, ``Av X``, ``X | 05.04.2025``; the place, agency or role
         after the names dropped; the same joins in ``<meta name=author>`` and JSON-LD names (``X
         og Y``); WordPress's ``twitter:label1`` "Written by" and its translations. Gain: authors
-        9.9 points on fundus-multi (85.6 % to 95.5 %), 0 on cwced-zh and cx163-zh. Cost: +1.099
-        ms a page in the ablation (on minus off; the run's spread is 2.5 ms).""",
+        9.0 points on fundus-multi (86.5 % to 95.5 %), 0 on cwced-zh and cx163-zh. Cost: +1.757
+        ms a page in the ablation (on minus off; the run's spread is 4.2 ms).""",
         changes="authors",
         open_web=True,
         code=("latin_byline_names", "latin_names"),
@@ -648,11 +648,12 @@ RULES: tuple[Rule, ...] = (
         "VISIBLE_BYLINE_FIRST",
         "JSON-LD names an author",
         """The JSON-LD ``author`` is the article's own (a ClaimReview's ``itemReviewed`` has its
-        own); a ``Person``'s name is one in any script (``배윤경``, ``新間``); a visible byline (a
-        writer's label, or a byline element among the lines around the body) that names other
-        people than JSON-LD (an editor, a desk, the publisher) wins. Gain: authors 2.7 points on
-        fundus-multi (92.8 % to 95.5 %), 0 on cwced-zh and cx163-zh. Cost: +1.679 ms a page in
-        the ablation (on minus off; the run's spread is 2.5 ms).""",
+        own); a ``Person``'s name is one in any script (``배윤경``, ``新間``); a visible byline
+        (a writer's label in the lines around the body, where a byline element's text stands)
+        that names other people than JSON-LD (an editor, a desk, the publisher) wins; the site's
+        or publisher's own name in a byline is no author. Gain: authors 2.7 points on
+        fundus-multi (92.8 % to 95.5 %), 0 on cwced-zh and cx163-zh. Cost: +1.468 ms a page in
+        the ablation (on minus off; the run's spread is 4.2 ms).""",
         changes="authors",
         open_web=True,
         code=("find_authors",),
@@ -667,8 +668,8 @@ RULES: tuple[Rule, ...] = (
         ``【記者X／綜合報導】``, ``（X／台中報導）``, ``中央社記者X台北15日電`` (the last name
         before the place: three characters preferred), ``X 报道``, ``X／报道``, ``报导：X``.
         Gain: authors 0 on fundus-multi, cwced-zh and cx163-zh (no labelled page has these
-        forms; their tests are in ``tests/test_record_fields.py``). Cost: -0.956 ms a page in
-        the ablation (on minus off; the run's spread is 2.5 ms).""",
+        forms; their tests are in ``tests/test_record_fields.py``). Cost: +1.573 ms a page in
+        the ablation (on minus off; the run's spread is 4.2 ms).""",
         changes="authors",
         open_web=True,
         code=("regional_names",),
@@ -683,8 +684,8 @@ RULES: tuple[Rule, ...] = (
         ``來源``, ``報導``, ``通訊員``): label characters are folded to simplified ones,
         character for character, from the mainland's label words converted by OpenCC; the values
         are cut from the line as written. Gain: authors 0 on fundus-multi, cwced-zh and cx163-zh
-        (no labelled page is traditional; tests on OpenCC-converted pages). Cost: +0.337 ms a
-        page in the ablation (on minus off; the run's spread is 2.5 ms).""",
+        (no labelled page is traditional; tests on OpenCC-converted pages). Cost: +0.032 ms a
+        page in the ablation (on minus off; the run's spread is 4.2 ms).""",
         changes="authors",
         open_web=True,
         code=("regional_names", "writer_names", "reporter_names", "editor_value"),
@@ -699,7 +700,7 @@ RULES: tuple[Rule, ...] = (
         """A blog's post is its owner's: the Chinese name its ``<title>`` gives as a segment of its
         own (``海姑娘 | blog.wenxuecity.com``), else its header, the page's first line. Gain:
         authors 4.2 points on cwced-zh (89.4 % to 93.6 %: two blog pages), 0 on fundus-multi and
-        cx163-zh. Cost: -1.322 ms a page in the ablation (on minus off; the run's spread is 2.5
+        cx163-zh. Cost: +1.406 ms a page in the ablation (on minus off; the run's spread is 4.2
         ms).""",
         changes="authors",
         code=("blog_owner",),
