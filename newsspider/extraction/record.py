@@ -909,7 +909,7 @@ def _written_by(metas: Mapping[str, str]) -> str | None:
 
 
 _HANGUL_NAME = re.compile(r"[\uac00-\ud7a3]{2,5}")
-_CJK_NAME = re.compile(rf"[{_HAN_CLASS}\u3040-\u30ff]{{2,8}}")
+_CJK_NAME = re.compile(rf"[{_HAN_CLASS}\u3040-\u30ff]{{2,5}}")
 
 
 def _person_names(value: str) -> list[str]:
@@ -927,7 +927,8 @@ def _person_names(value: str) -> list[str]:
 
 
 _NOT_ORGANISATION = re.compile(
-    r"(?:社|報|报|網|网|台|局|部|新聞|新闻|編集|编辑|記者|记者|通信|放送)$"
+    r"(?:社|報|报|網|网|台|局|部|端|組|组|队|隊|所|院|會|会|中心|公司|新聞|新闻|編集|编辑|記者|记者"
+    r"|通信|放送|频道|頻道|团队|團隊|チーム)$"
 )
 
 
