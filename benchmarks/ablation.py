@@ -3,7 +3,8 @@
 Not a test. For every rule of ``newsspider.extraction.rules.RULES`` (in the order the
 method applies them) this runs the best mode with that rule's switch off over the
 labelled datasets and prints, beside the full best mode and the paper mode, F1 /
-qualified % (and date % where the set has date gold) per dataset, and the time: ms a page
+qualified % (and date % where the set has date gold, exact authors % where it has author
+gold: the byline rules change only those) per dataset, and the time: ms a page
 over all the datasets' pages with the rule off, and the rule's cost (ms a page with it on
 minus with it off, in passes that alternate the two). Times are the process's CPU time
 (steadier than the wall clock on a shared machine), the best of ``--repeat`` passes over
