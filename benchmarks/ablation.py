@@ -3,7 +3,8 @@
 Not a test. For every rule of ``newsspider.extraction.rules.RULES`` (in the order the
 method applies them) this runs the best mode with that rule's switch off over the
 labelled datasets and prints, beside the full best mode and the paper mode, F1 /
-qualified % (and date % where the set has date gold) per dataset, and the time: ms a page
+qualified % (and date % where the set has date gold, exact authors % where it has author
+gold: the byline rules change only those) per dataset, and the time: ms a page
 over all the datasets' pages with the rule off, and the rule's cost (ms a page with it on
 minus with it off, in passes that alternate the two). Times are the process's CPU time
 (steadier than the wall clock on a shared machine), the best of ``--repeat`` passes over
@@ -43,6 +44,8 @@ def _cell(r: DatasetReport) -> str:
     cell = f"{r.f1:.3f} / {100 * r.qualified:.1f}"
     if r.date_n:
         cell += f" / {100 * (r.date_accuracy or 0):.1f}"
+    if r.author_n:
+        cell += f" / authors {100 * (r.author_accuracy or 0):.1f}"
     return cell
 
 
@@ -105,7 +108,7 @@ def main() -> None:
     rows.append(("paper", quality("paper"), 1000 * paper / pages, None))
     print(
         "| variant | "
-        + " | ".join(f"{n} F1 / qualified % (/ date %)" for n in names)
+        + " | ".join(f"{n} F1 / qualified % (/ date %) (/ authors %)" for n in names)
         + " | ms a page | cost ms a page |"
     )
     print("|---|" + "---|" * (len(names) + 2))

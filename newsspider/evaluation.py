@@ -415,10 +415,21 @@ def load_cases(dataset_dir: Path, gold_dir: Path | None = None) -> Iterator[Case
                 lang=row.get("lang"),
                 site=row.get("site"),
                 html_file=html_file,
-                author=row.get("author"),
+                author=_author_gold(row),
                 origin=row.get("origin"),
                 editor=row.get("editor"),
             )
+
+
+def _author_gold(row: Mapping[str, Any]) -> str | None:
+    """A case's author gold as one string: its ``author``, else its ``authors`` list
+    (fundus-multi: ``[]`` names none) joined by 、; None where there is none."""
+    if row.get("author") is not None:
+        return row["author"]
+    authors = row.get("authors")
+    if isinstance(authors, list):
+        return "、".join(str(a) for a in authors)
+    return None
 
 
 def count_cases(dataset_dir: Path) -> int:

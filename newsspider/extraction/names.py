@@ -66,12 +66,23 @@ _HAN_NAME = re.compile(f"[{_HAN}]{{2,4}}")
 # A transliterated name: parts of Han characters joined by a middle dot (阿卜杜·热合曼).
 _DOTTED_NAME = re.compile(f"[{_HAN}]{{1,8}}(?:[·・•‧][{_HAN}]{{1,8}}){{1,3}}")
 #: Endings and parts that make a word an organisation, a place or a role, not a person.
-_NOT_PERSON = re.compile(
+_NOT_PERSON_SIMPLIFIED = (
     r"(?:社|报|網|网|台|站|刊|部|局|厅|处|办|院|所|会|委|团|队|组|号|讯"
     r"|中心|公司|集团|大学|学院|学校"
     r"|政府|频道|新闻|日报|晚报|时报|周刊|杂志|电视|广播|在线|记者|编辑|通讯员|作者|来源|综合|整理"
-    r"|报道|摄影|图片|视频|客户端|网友|读者|本报|本刊|本网|原创|转载|供图|特约|实习生|评论员)$"
-    r"|^(?:本报|本刊|本网|本台|特约|实习|新华|中新|人民|央视|记者|编辑|作者|来源|图片|视频)"
+    r"|报道|报导|摄影|图片|视频|客户端|网友|读者|本报|本刊|本网|原创|转载|供图|特约|实习生|评论员)$"
+    r"|^(?:本报|本刊|本网|本台|特约|实习|新华|中新|人民|央视|中央社|记者|编辑|作者|来源|图片|视频)"
+)
+_NOT_PERSON = re.compile(
+    "|".join(
+        dict.fromkeys(  # the simplified endings and their traditional forms (報, 網, 記者)
+            [
+                _NOT_PERSON_SIMPLIFIED,
+                _S2T.convert(_NOT_PERSON_SIMPLIFIED),
+                opencc.OpenCC("s2twp").convert(_NOT_PERSON_SIMPLIFIED),
+            ]
+        )
+    )
 )
 # A user name or a name in another script: letters, digits after the first letter, and
 # the joiners user names use; no spaces (a Latin name's words are checked one by one).
@@ -111,10 +122,11 @@ def is_chinese_name(word: str) -> bool:
 
 
 #: What a writer's slot holds when it names nobody.
-NOT_NAMES = frozenset(
+_NOT_NAMES = (
     "佚名 匿名 不详 未知 无名 网友 游客 管理员 系统管理员 超级管理员 "
-    "admin Admin administrator 本站 本网 编者 小编 综合 原创 转载 整理 供稿 来稿 投稿".split()
+    "admin Admin administrator 本站 本网 编者 小编 综合 原创 转载 整理 供稿 来稿 投稿"
 )
+NOT_NAMES = frozenset(_NOT_NAMES.split()) | frozenset(_S2T.convert(_NOT_NAMES).split())
 _HAN_HANDLE = re.compile(f"[{_HAN}]{{2,6}}")
 
 
@@ -132,15 +144,65 @@ NOT_NAME_WORDS = frozenset(
 )
 
 
+#: The names of the multilingual set's bylines (rules registry: ``latin_names``): letters
+#: beyond ASCII (``Holger Zschäpitz``, ``Lê Phương``), double names (``Anne-Kathrin
+#: Neuberg-Vural``, ``Victoria O’Regan``), a surname in capitals (``Bill MCCARTHY``), the
+#: particles of other languages (``dos``, ``af``) and an academic title (``Dr. Max Kolter``).
+LATIN_NAMES = True
+_LATIN_LETTERS = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"
+_LATIN_PART = re.compile(f"[{_LATIN_LETTERS}]+")
+_PARTICLES = frozenset(
+    "van von de da del della der den di du des dos das do le la bin binti al el ter ten zu "
+    "af av y".split()
+)
+_TITLES = frozenset("Dr. Prof. Dr Prof Dres. Mag. Ing. Dipl.-Ing.".split())
+
+
+#: A capital after three small letters inside a word: two words run together
+#: (``Jervis-BardyThe``), not ``McCarthy``, ``MacDonald`` or ``DeShawn``.
+_RUN_TOGETHER = re.compile(r"(?:^|[-'’])[A-Z][a-z]{3,}[A-Z]")
+
+
+def _latin_word(word: str) -> bool:
+    """A word of a Latin-script name (see :data:`LATIN_NAMES`)."""
+    if LATIN_NAMES and _RUN_TOGETHER.search(word):  # ``ExnerKorrespondent``: two words
+        return False
+    if _LATIN_WORD.fullmatch(word):
+        return True
+    if not LATIN_NAMES:
+        return False
+    if word in _PARTICLES:
+        return True
+    if len(word) == 2 and word[1] == "." and word[0].isupper() and word[0].isalpha():
+        return True  # an initial beyond ASCII: Ö.
+    if len(word) < 2:  # a letter alone is an initial only with its dot
+        return False
+    parts = re.split(r"[-'’]", word)
+    return (
+        word[0].isupper()
+        and all(_LATIN_PART.fullmatch(p) for p in parts)
+        and all(
+            p[0].isupper() or len(parts) == 1 or (i > 0 and p.islower())
+            for i, p in enumerate(parts)
+        )
+    )
+
+
 def is_latin_name(words: list[str]) -> bool:
     """Whether ``words`` are a personal name in Latin script: two to four capitalised words
-    (``Joel Spolsky``, ``J. R. Smith``, ``Ludwig van Beethoven``), none of an agency's,
-    desk's or role's name (``Associated Press``, ``Telegraph Sport``, ``AP Sports Writer``)."""
+    (``Joel Spolsky``, ``J. R. Smith``, ``Ludwig van Beethoven``, with :data:`LATIN_NAMES`
+    ``Holger Zschäpitz``, ``Per-Erik Ofstad``, ``Bill MCCARTHY``, ``Dr. Max Kolter``), none
+    of an agency's, desk's or role's name (``Associated Press``, ``Telegraph Sport``, ``AP
+    Sports Writer``), not all in capitals (``NEW YORK``)."""
+    if LATIN_NAMES and len(words) > 2 and words[0] in _TITLES:
+        words = words[1:]
     return (
         2 <= len(words) <= 4
-        and all(_LATIN_WORD.fullmatch(w) for w in words)
+        and all(_latin_word(w) for w in words)
         and words[0][0].isupper()
         and not any(w.lower().strip(".") in NOT_NAME_WORDS for w in words)
+        and (not LATIN_NAMES or any(not w.isupper() for w in words if len(w) > 2))
+        and (not LATIN_NAMES or words[-1].lower() not in _PARTICLES)  # never ends ``von``
     )
 
 
