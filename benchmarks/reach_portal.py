@@ -13,7 +13,7 @@ and prints, against the portal's truth:
 - the reach addsite reported, the coverage the check named before the nightly run and the
   ``coverage_days`` rows after it.
 
-    python benchmarks/reach_portal.py ../shared/datasets [--keep DIR]
+    python benchmarks/reach_portal.py "$DATASETS" [--keep DIR]
 """
 
 from __future__ import annotations
