@@ -22,7 +22,8 @@ cross-site gain is nil or negative.
 
 One pass over every page with all rules, one with each rule off (the per-page rows are
 kept, so any fold's training gain is a sum over rows), then each fold's pages once with its
-rule set: about (rules + 2) passes.
+rule set (none when it drops at most one rule: those rows are at hand): about (rules + 2)
+passes, 47 over the six default sets' 589 pages.
 """
 
 from __future__ import annotations
@@ -191,6 +192,10 @@ def run(cases_by_set: dict[str, list[Case]], k: int, only: set[str] | None = Non
         kept = {n for n in off if gain(full, off[n], train, _changes(n)) > EPS}
         result.kept.append(kept)
         dropped = sorted(set(off) - kept)
+        if len(dropped) <= 1:  # the rows of that rule set are already at hand
+            rows = off[dropped[0]] if dropped else full
+            result.held.update({key: rows[key] for key in result.keys(fold)})
+            continue
         subset = {
             name: [c for c in cases if folds[(name, c.id)] == fold]
             for name, cases in cases_by_set.items()
