@@ -47,7 +47,6 @@ from newsspider.storage import Article, engine_for
 from newsspider.storage.models import CoverageDay
 from tests.portalsite import BLOCK_WORDS, HOME, Portal, PortalServer, serve_portal
 
-
 REPO = Path(__file__).resolve().parents[1]
 KEY = "zhongzhou"
 FAST = ("-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=INFO")

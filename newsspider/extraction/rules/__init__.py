@@ -20,7 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import ModuleType
 
-from .. import names, record
+import newsspider.extraction.names as names
+import newsspider.extraction.record as record
+
 from . import anchors, body, lines, markup, noise, times
 
 __all__ = ["RULES", "Rule", "rule", "switches_off"]
