@@ -2,7 +2,8 @@
 
 Runs what a new user runs on a portal in no site file, through the commands, offline:
 ``scrapy addsite URL --write``, ``scrapy crawl KEY`` (night one), the site publishes night
-two, ``scrapy sites check KEY --json``, ``scrapy nightly --sites KEY`` (with its gap fill),
+two, ``scrapy sites check KEY --json``, ``scrapy nightly --sites KEY`` (with its gap fill)
+and the check again (``tests.portalsite.Nights``, the acceptance test's commands),
 and prints, against the portal's truth:
 
 - stories stored after each night, of those published;
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -35,17 +35,7 @@ sys.path.insert(0, str(REPO))
 from newsspider.evaluation import score_body  # noqa: E402
 from newsspider.storage import Article, engine_for  # noqa: E402
 from newsspider.storage.models import CoverageDay  # noqa: E402
-from tests.portalsite import HOME, serve_portal  # noqa: E402
-
-KEY = "zhongzhou"
-FAST = ("-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=INFO")
-
-
-def scrapy(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scrapy.cmdline", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=1800,
-    )  # fmt: skip
+from tests.portalsite import KEY, Nights, serve_portal  # noqa: E402
 
 
 def stored(database_url: str) -> dict[str, Article]:
@@ -62,35 +52,30 @@ def main() -> None:
     opts = parser.parse_args()
     tmp = opts.keep or Path(tempfile.mkdtemp(prefix="reach-"))
     tmp.mkdir(parents=True, exist_ok=True)
-    database_url = f"sqlite:///{tmp / 'corpus.db'}"
-    common = ("-s", f"SITES_FILE={tmp / 'sites.toml'}", "-s", f"DATABASE_URL={database_url}")
-    common += FAST
-    nightly = (
-        "-s", f"NIGHTLY_LOCK={tmp / 'nightly.lock'}", "-s", f"NIGHTLY_JOBDIR={tmp / 'jobs'}",
-        "-s", f"NIGHTLY_WARC_DIR={tmp / 'warc'}",
-    )  # fmt: skip
     with serve_portal(opts.datasets) as server:
-        env, portal = server.env(), server.portal
-        add = scrapy(env, "addsite", HOME, "--key", KEY, "--write", *common)
+        portal, nights = server.portal, Nights(server, tmp)
+        database_url = nights.database_url
+        nights.night_one()
+        add, crawl = nights.addsite, nights.crawl
         reach = re.search(r"^.*reach.*$", add.stdout, re.M | re.I)
         print(f"addsite: exit {add.returncode}; {reach.group(0).strip() if reach else '-'}")
-        crawl = scrapy(env, "crawl", KEY, *common)
+        if crawl is None:
+            sys.exit(f"addsite failed: {add.stderr.strip().splitlines()[-1:]}")
         summary = re.findall(r"\[newsspider\.extensions\] \w+: (.*)$", crawl.stderr, re.M)
         print(f"crawl: exit {crawl.returncode}; {summary[-1] if summary else '-'}")
         one = stored(database_url)
         night_one = portal.stored_urls(released=False)
         n1 = sum(u in one for u in night_one)
         print(f"night one: {n1} of {len(night_one)} stories stored ({n1 / len(night_one):.1%})")
-        server.release()
-        check = scrapy(env, "sites", "check", KEY, "--json", *common)
+        nights.night_two()
+        check = nights.check_before
         cov = json.loads(check.stdout)[0]["coverage"] if check.stdout.strip() else None
         if cov:
             print(
                 f"sites check before nightly: exit {check.returncode}; coverage listed "
                 f"{cov['listed']}, stored {cov['stored']}, missing {cov['missing']}"
             )
-        run = scrapy(env, "nightly", "--sites", KEY, *common, *nightly)
-        print(f"nightly: exit {run.returncode}")
+        print(f"nightly: exit {nights.nightly.returncode}")
         rows = stored(database_url)
     every = portal.stored_urls()
     n = sum(u in rows for u in every)

@@ -80,6 +80,7 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -1007,6 +1008,65 @@ def serve_portal(
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+#: The repository, where the commands run.
+REPO = Path(__file__).resolve().parents[1]
+#: The key ``scrapy addsite`` writes the portal's row under.
+KEY = "zhongzhou"
+#: The commands' settings against a local site: no politeness delay, INFO logs.
+FAST = ("-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=INFO")
+
+
+def scrapy(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``scrapy ARGS`` in a child process of the repository, in ``env`` (the proxy's)."""
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy.cmdline", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+@dataclass
+class Nights:
+    """What a new user runs on the portal, in a scratch folder: ``addsite --write`` and
+    ``crawl`` (night one), then, once :meth:`night_two` has released night two's stories,
+    ``sites check --json``, ``nightly`` and ``sites check --json`` again. The acceptance
+    test and ``benchmarks/reach_portal.py`` run the same commands through this."""
+
+    server: PortalServer
+    folder: Path
+    addsite: subprocess.CompletedProcess[str] | None = None
+    crawl: subprocess.CompletedProcess[str] | None = None
+    check_before: subprocess.CompletedProcess[str] | None = None
+    nightly: subprocess.CompletedProcess[str] | None = None
+    check_after: subprocess.CompletedProcess[str] | None = None
+
+    @property
+    def database_url(self) -> str:
+        return f"sqlite:///{self.folder / 'corpus.db'}"
+
+    def _settings(self) -> tuple[str, ...]:
+        sites = self.folder / "sites.toml"
+        return ("-s", f"SITES_FILE={sites}", "-s", f"DATABASE_URL={self.database_url}", *FAST)
+
+    def _scrapy(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return scrapy(self.server.env(), *args, *self._settings())
+
+    def night_one(self) -> None:
+        self.addsite = self._scrapy("addsite", HOME, "--key", KEY, "--write")
+        if self.addsite.returncode == 0:
+            self.crawl = self._scrapy("crawl", KEY)
+
+    def night_two(self) -> None:
+        self.server.release()
+        self.check_before = self._scrapy("sites", "check", KEY, "--json")
+        self.nightly = self._scrapy(
+            "nightly", "--sites", KEY,
+            "-s", f"NIGHTLY_LOCK={self.folder / 'nightly.lock'}",
+            "-s", f"NIGHTLY_JOBDIR={self.folder / 'jobs'}",
+            "-s", f"NIGHTLY_WARC_DIR={self.folder / 'warc'}",
+        )  # fmt: skip
+        self.check_after = self._scrapy("sites", "check", KEY, "--json")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

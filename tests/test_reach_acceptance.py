@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,11 +44,15 @@ from newsspider.evaluation import score_body
 from newsspider.sites import read_sites_file
 from newsspider.storage import Article, engine_for
 from newsspider.storage.models import CoverageDay
-from tests.portalsite import BLOCK_WORDS, HOME, Portal, PortalServer, serve_portal
-
-REPO = Path(__file__).resolve().parents[1]
-KEY = "zhongzhou"
-FAST = ("-s", "DOWNLOAD_DELAY=0", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "LOG_LEVEL=INFO")
+from tests.portalsite import (
+    BLOCK_WORDS,
+    HOME,
+    KEY,
+    Nights,
+    Portal,
+    PortalServer,
+    serve_portal,
+)
 
 
 @dataclass(frozen=True)
@@ -75,13 +78,6 @@ class Runs:
     coverage: list[CoverageDay]
 
 
-def scrapy(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scrapy.cmdline", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
-
-
 def rows(database_url: str) -> dict[str, Row]:
     """The site's rows by URL (``raw_text``: the body before line-hash cleaning)."""
     with Session(engine_for(database_url)) as s:
@@ -99,35 +95,19 @@ def rows(database_url: str) -> dict[str, Row]:
 
 @pytest.fixture(scope="module")
 def runs(datasets: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
-    tmp = tmp_path_factory.mktemp("reach")
-    database_url = f"sqlite:///{tmp / 'corpus.db'}"
-    common = (
-        "-s", f"SITES_FILE={tmp / 'sites.toml'}",
-        "-s", f"DATABASE_URL={database_url}",
-        *FAST,
-    )  # fmt: skip
-    nightly_paths = (
-        "-s", f"NIGHTLY_LOCK={tmp / 'nightly.lock'}",
-        "-s", f"NIGHTLY_JOBDIR={tmp / 'jobs'}",
-        "-s", f"NIGHTLY_WARC_DIR={tmp / 'warc'}",
-    )  # fmt: skip
     with serve_portal(datasets) as server:
-        env = server.env()
-        addsite = scrapy(env, "addsite", HOME, "--key", KEY, "--write", *common)
-        assert addsite.returncode == 0, addsite.stdout[-3000:] + addsite.stderr[-3000:]
-        crawl = scrapy(env, "crawl", KEY, *common)
-        after_crawl = rows(database_url)
-        server.release()
-        check_before = scrapy(env, "sites", "check", KEY, "--json", *common)
-        nightly = scrapy(env, "nightly", "--sites", KEY, *common, *nightly_paths)
-        after_nightly = rows(database_url)
-        check_after = scrapy(env, "sites", "check", KEY, "--json", *common)
-        with Session(engine_for(database_url)) as s:
+        nights = Nights(server, tmp_path_factory.mktemp("reach"))
+        nights.night_one()
+        assert nights.addsite.returncode == 0, _tail(nights.addsite)
+        after_crawl = rows(nights.database_url)
+        nights.night_two()
+        after_nightly = rows(nights.database_url)
+        with Session(engine_for(nights.database_url)) as s:
             coverage = list(s.scalars(select(CoverageDay).where(CoverageDay.site == KEY)))
             s.expunge_all()
         yield Runs(
-            server.portal, server, addsite, crawl, check_before, nightly, check_after,
-            after_crawl, after_nightly, coverage,
+            server.portal, server, nights.addsite, nights.crawl, nights.check_before,
+            nights.nightly, nights.check_after, after_crawl, after_nightly, coverage,
         )  # fmt: skip
 
 
